@@ -1,0 +1,480 @@
+//! One error type for everything the client can meet (PROTOCOL.md sections 2 "Errors", 3 "Errors",
+//! 8.8). Agent errors are classified by JSON-RPC code or REST ErrorInfo reason, never by message.
+
+use std::fmt;
+
+use serde_json::Value;
+
+/// The A2A error kinds (spec section 5.4) and the JSON-RPC standard ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    TaskNotFound,
+    TaskNotCancelable,
+    PushNotificationNotSupported,
+    UnsupportedOperation,
+    ContentTypeNotSupported,
+    InvalidAgentResponse,
+    ExtendedAgentCardNotConfigured,
+    ExtensionSupportRequired,
+    VersionNotSupported,
+    JsonParse,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    Internal,
+    /// A code or reason we do not know (server-defined, spec section 9.5).
+    Other,
+}
+
+const KINDS: [(ErrorKind, i64, &str, &str); 14] = [
+    (
+        ErrorKind::TaskNotFound,
+        -32001,
+        "TASK_NOT_FOUND",
+        "TaskNotFoundError",
+    ),
+    (
+        ErrorKind::TaskNotCancelable,
+        -32002,
+        "TASK_NOT_CANCELABLE",
+        "TaskNotCancelableError",
+    ),
+    (
+        ErrorKind::PushNotificationNotSupported,
+        -32003,
+        "PUSH_NOTIFICATION_NOT_SUPPORTED",
+        "PushNotificationNotSupportedError",
+    ),
+    (
+        ErrorKind::UnsupportedOperation,
+        -32004,
+        "UNSUPPORTED_OPERATION",
+        "UnsupportedOperationError",
+    ),
+    (
+        ErrorKind::ContentTypeNotSupported,
+        -32005,
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        "ContentTypeNotSupportedError",
+    ),
+    (
+        ErrorKind::InvalidAgentResponse,
+        -32006,
+        "INVALID_AGENT_RESPONSE",
+        "InvalidAgentResponseError",
+    ),
+    (
+        ErrorKind::ExtendedAgentCardNotConfigured,
+        -32007,
+        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+        "ExtendedAgentCardNotConfiguredError",
+    ),
+    (
+        ErrorKind::ExtensionSupportRequired,
+        -32008,
+        "EXTENSION_SUPPORT_REQUIRED",
+        "ExtensionSupportRequiredError",
+    ),
+    (
+        ErrorKind::VersionNotSupported,
+        -32009,
+        "VERSION_NOT_SUPPORTED",
+        "VersionNotSupportedError",
+    ),
+    (
+        ErrorKind::JsonParse,
+        -32700,
+        "PARSE_ERROR",
+        "JSONParseError",
+    ),
+    (
+        ErrorKind::InvalidRequest,
+        -32600,
+        "INVALID_REQUEST",
+        "InvalidRequestError",
+    ),
+    (
+        ErrorKind::MethodNotFound,
+        -32601,
+        "METHOD_NOT_FOUND",
+        "MethodNotFoundError",
+    ),
+    (
+        ErrorKind::InvalidParams,
+        -32602,
+        "INVALID_PARAMS",
+        "InvalidParamsError",
+    ),
+    (
+        ErrorKind::Internal,
+        -32603,
+        "INTERNAL_ERROR",
+        "InternalError",
+    ),
+];
+
+impl ErrorKind {
+    pub fn from_code(code: i64) -> ErrorKind {
+        KINDS
+            .iter()
+            .find(|k| k.1 == code)
+            .map_or(ErrorKind::Other, |k| k.0)
+    }
+
+    pub fn from_reason(reason: &str) -> ErrorKind {
+        KINDS
+            .iter()
+            .find(|k| k.2 == reason)
+            .map_or(ErrorKind::Other, |k| k.0)
+    }
+
+    fn entry(self) -> Option<&'static (ErrorKind, i64, &'static str, &'static str)> {
+        KINDS.iter().find(|k| k.0 == self)
+    }
+
+    pub fn code(self) -> i64 {
+        self.entry().map_or(-32000, |k| k.1)
+    }
+
+    /// The ErrorInfo reason (spec section 11.6).
+    pub fn reason(self) -> &'static str {
+        self.entry().map_or("UNKNOWN", |k| k.2)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.entry().map_or("AgentError", |k| k.3)
+    }
+
+    /// REST status for this kind (PROTOCOL.md section 2 table, v1.0.1).
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorKind::TaskNotFound | ErrorKind::MethodNotFound => 404,
+            ErrorKind::InvalidAgentResponse | ErrorKind::Internal | ErrorKind::Other => 500,
+            _ => 400,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The agent answered with an A2A or JSON-RPC error.
+    #[error("{kind} ({code}): {message}")]
+    Agent {
+        kind: ErrorKind,
+        code: i64,
+        message: String,
+    },
+
+    /// HTTP 401/403. Says what the card asks for and where a token would come from.
+    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var, *sent_credential))]
+    Unauthorized {
+        status: u16,
+        agent: String,
+        asks_for: Option<String>,
+        env_var: String,
+        sent_credential: bool,
+    },
+
+    /// Connect, TLS, timeout, reset. The URL is stripped from the source so query keys cannot leak.
+    #[error("{what}: {}", transport_cause(source))]
+    Transport {
+        what: String,
+        source: reqwest::Error,
+    },
+
+    /// A non-success HTTP status without an A2A error body.
+    #[error("HTTP {status} from {what}: {excerpt}")]
+    Http {
+        status: u16,
+        what: String,
+        excerpt: String,
+    },
+
+    #[error("cannot decode {what}: {source}; received: {excerpt}")]
+    Decode {
+        what: String,
+        excerpt: String,
+        source: serde_json::Error,
+    },
+
+    #[error("a stream frame over {limit} bytes was refused")]
+    FrameTooLarge { limit: usize },
+
+    #[error("stream broke: {0}")]
+    Stream(String),
+
+    #[error(
+        "the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3 and HTTP+JSON 1.0"
+    )]
+    NoInterface { offered: String },
+
+    #[error("{operation} does not exist in A2A {version}")]
+    NotInVersion {
+        operation: &'static str,
+        version: &'static str,
+    },
+
+    #[error("no agent card found; tried {tried}: {last}")]
+    CardNotFound { tried: String, last: String },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn unauthorized_message(
+    status: u16,
+    agent: &str,
+    asks_for: Option<&str>,
+    env_var: &str,
+    sent: bool,
+) -> String {
+    let what = if status == 403 {
+        "forbidden"
+    } else {
+        "unauthorized"
+    };
+    let asks = asks_for
+        .map(|a| format!(" the card asks for {a};"))
+        .unwrap_or_default();
+    let sent = if sent {
+        " the credential sent was refused;"
+    } else {
+        " no credential was sent;"
+    };
+    format!("{agent}: HTTP {status} {what}:{asks}{sent} set {env_var} (or A2A_TOKEN)")
+}
+
+fn transport_cause(e: &reqwest::Error) -> String {
+    // reqwest's Display is generic ("error sending request"); the useful part is the innermost cause.
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let inner = cause.to_string();
+    if inner == e.to_string() {
+        kind.to_string()
+    } else {
+        format!("{kind} ({inner})")
+    }
+}
+
+impl Error {
+    pub fn transport(what: impl Into<String>, source: reqwest::Error) -> Error {
+        Error::Transport {
+            what: what.into(),
+            source: source.without_url(),
+        }
+    }
+
+    pub fn decode(what: impl Into<String>, body: &[u8], source: serde_json::Error) -> Error {
+        Error::Decode {
+            what: what.into(),
+            excerpt: excerpt(body),
+            source,
+        }
+    }
+
+    /// The A2A kind, when the agent said one.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            Error::Agent { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+
+    pub fn is_kind(&self, kind: ErrorKind) -> bool {
+        self.kind() == Some(kind)
+    }
+
+    /// Could trying again later help? (Unreachable, timeouts, 5xx; not auth, not usage.)
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Transport { .. } | Error::Stream(_) => true,
+            Error::Http { status, .. } => *status >= 500 || *status == 429,
+            Error::Agent { kind, .. } => matches!(kind, ErrorKind::Internal | ErrorKind::Other),
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The first ~200 characters of a body, control characters made visible, for error messages.
+pub fn excerpt(body: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = String::from_utf8_lossy(body);
+    let mut out: String = text
+        .chars()
+        .take(MAX)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let total = text.chars().count();
+    if total > MAX {
+        out.push_str(&format!("… ({} bytes)", body.len()));
+    }
+    if out.trim().is_empty() {
+        "(empty body)".into()
+    } else {
+        out
+    }
+}
+
+/// A JSON-RPC error object, or the `error` of a REST google.rpc.Status body.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct WireError {
+    #[serde(default)]
+    pub code: Option<Value>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub data: Option<Value>,
+    #[serde(default)]
+    pub details: Option<Value>,
+    #[serde(default)]
+    pub status: Option<Value>,
+}
+
+impl WireError {
+    fn reason(&self) -> Option<String> {
+        let details = self.details.as_ref().or(self.data.as_ref())?;
+        let list = details
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![details.clone()]);
+        list.iter()
+            .find_map(|d| d.get("reason").and_then(Value::as_str).map(str::to_string))
+    }
+
+    /// JSON-RPC: classify by `code` (spec section 9.5).
+    pub fn into_jsonrpc_error(self) -> Error {
+        let code = self
+            .code
+            .as_ref()
+            .and_then(Value::as_f64)
+            .map_or(-32603, |c| c as i64);
+        let kind = match ErrorKind::from_code(code) {
+            ErrorKind::Other => self
+                .reason()
+                .map_or(ErrorKind::Other, |r| ErrorKind::from_reason(&r)),
+            kind => kind,
+        };
+        Error::Agent {
+            kind,
+            code,
+            message: self.message.unwrap_or_default(),
+        }
+    }
+
+    /// REST: classify by ErrorInfo `reason` (spec section 11.6), since many kinds share HTTP 400.
+    pub fn into_rest_error(self, http_status: u16) -> Error {
+        let kind = match self.reason() {
+            Some(reason) => ErrorKind::from_reason(&reason),
+            // a2a-js 0.3 REST sends JSON-RPC style codes.
+            None => self
+                .code
+                .as_ref()
+                .and_then(Value::as_i64)
+                .map_or(ErrorKind::Other, ErrorKind::from_code),
+        };
+        let code = if kind == ErrorKind::Other {
+            i64::from(http_status)
+        } else {
+            kind.code()
+        };
+        let message = self
+            .message
+            .or_else(|| {
+                self.status
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
+        Error::Agent {
+            kind,
+            code,
+            message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn jsonrpc_errors_classify_by_code_then_reason() {
+        let e: WireError = serde_json::from_value(
+            json!({"code":-32001,"message":"gone","data":[{"reason":"TASK_NOT_FOUND"}]}),
+        )
+        .unwrap();
+        assert!(e.into_jsonrpc_error().is_kind(ErrorKind::TaskNotFound));
+        let f: WireError = serde_json::from_value(
+            json!({"code":-32050,"message":"custom","data":[{"reason":"UNSUPPORTED_OPERATION"}]}),
+        )
+        .unwrap();
+        assert!(
+            f.into_jsonrpc_error()
+                .is_kind(ErrorKind::UnsupportedOperation)
+        );
+        let g: WireError = serde_json::from_value(json!({"code":-32004.0,"message":"x"})).unwrap();
+        assert!(
+            g.into_jsonrpc_error()
+                .is_kind(ErrorKind::UnsupportedOperation),
+            "float codes"
+        );
+    }
+
+    #[test]
+    fn rest_errors_classify_by_reason_not_status() {
+        let e: WireError = serde_json::from_value(json!({"code":400,"status":"FAILED_PRECONDITION","message":"done",
+            "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION"}]})).unwrap();
+        let err = e.into_rest_error(400);
+        assert!(err.is_kind(ErrorKind::UnsupportedOperation));
+        assert_eq!(err.to_string(), "UnsupportedOperationError (-32004): done");
+    }
+
+    #[test]
+    fn unauthorized_names_the_scheme_and_the_env_var() {
+        let e = Error::Unauthorized {
+            status: 401,
+            agent: "deployer".into(),
+            asks_for: Some("bearer (HTTP Bearer)".into()),
+            env_var: "A2A_TOKEN_DEPLOYER".into(),
+            sent_credential: false,
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.contains("HTTP Bearer") && msg.contains("A2A_TOKEN_DEPLOYER"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn excerpts_are_short_and_printable() {
+        let long = "x".repeat(1000);
+        let ex = excerpt(long.as_bytes());
+        assert!(ex.len() < 260 && ex.ends_with("(1000 bytes)"), "{ex}");
+        assert_eq!(excerpt(b"a\x1b[2Jb"), "a [2Jb");
+    }
+}

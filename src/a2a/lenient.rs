@@ -1,0 +1,135 @@
+//! Field decoders that accept what real agents send rather than only what the spec says
+//! (PROTOCOL.md section 8; SDK-QUIRKS.md "Field encoding").
+
+use std::fmt;
+
+use jiff::Timestamp;
+use jiff::civil::DateTime;
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serializer};
+
+/// A count that may arrive as `11`, `11.0` (a2a-python prints numbers as floats), `"11"`, or null.
+pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    struct CountVisitor;
+    impl<'de> Visitor<'de> for CountVisitor {
+        type Value = u32;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a non-negative count")
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u32, E> {
+            Ok(u32::try_from(v).unwrap_or(u32::MAX))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u32, E> {
+            Ok(u32::try_from(v.max(0)).unwrap_or(u32::MAX))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u32, E> {
+            Ok(v.clamp(0.0, u32::MAX as f64) as u32)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u32, E> {
+            v.trim()
+                .parse::<f64>()
+                .map(|f| f.clamp(0.0, u32::MAX as f64) as u32)
+                .map_err(E::custom)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<u32, E> {
+            Ok(0)
+        }
+    }
+    d.deserialize_any(CountVisitor)
+}
+
+/// A bool that proto3 may omit (absent = false) and that some agents send as null.
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
+}
+
+/// A string that may be null.
+pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A list that may be null.
+pub fn list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Parses a timestamp in any of the shapes agents send: RFC 3339 with `Z` or an offset, with or
+/// without a fraction, or with no zone at all (0.3 Python servers), which we read as UTC.
+pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
+    let s = s.trim();
+    if let Ok(ts) = s.parse::<Timestamp>() {
+        return Some(ts);
+    }
+    s.parse::<DateTime>()
+        .ok()
+        .and_then(|dt| jiff::tz::TimeZone::UTC.to_timestamp(dt).ok())
+}
+
+/// An optional timestamp; one we cannot read becomes `None` rather than losing the whole event.
+pub fn timestamp<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
+    let raw = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(match raw {
+        Some(serde_json::Value::String(s)) => parse_timestamp(&s),
+        _ => None,
+    })
+}
+
+pub fn serialize_timestamp<S: Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
+    match ts {
+        // ISO 8601 UTC with a `Z` (spec section 5.6.1).
+        Some(ts) => s.serialize_str(&ts.to_string()),
+        None => s.serialize_none(),
+    }
+}
+
+/// A JSON value that may be `null` and still be present: `Some(Value::Null)` for `"data": null`.
+pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_of_every_shape_parse() {
+        let utc = parse_timestamp("2026-10-06T09:00:00.500Z").unwrap();
+        assert_eq!(parse_timestamp("2026-10-06T09:00:00.500+00:00"), Some(utc));
+        assert_eq!(parse_timestamp("2026-10-06T11:00:00.500+02:00"), Some(utc));
+        assert_eq!(
+            parse_timestamp("2026-10-06T09:00:00.500"),
+            Some(utc),
+            "zone-less is UTC"
+        );
+        assert!(parse_timestamp("2025-04-02T16:59:25.331844").is_some());
+        assert!(parse_timestamp("2026-10-06T09:00:00Z").is_some());
+        assert_eq!(parse_timestamp("yesterday"), None);
+    }
+
+    #[derive(Deserialize)]
+    struct Counted {
+        #[serde(default, deserialize_with = "count")]
+        n: u32,
+    }
+
+    #[test]
+    fn counts_accept_floats_strings_and_null() {
+        for (json, want) in [
+            (r#"{"n":11}"#, 11),
+            (r#"{"n":11.0}"#, 11),
+            (r#"{"n":"7"}"#, 7),
+            (r#"{"n":null}"#, 0),
+            ("{}", 0),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<Counted>(json).unwrap().n,
+                want,
+                "{json}"
+            );
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The A2A protocol: data model, tolerant decoding of 1.0 and 0.3, and a client for the JSON-RPC
+//! and HTTP+JSON bindings. Knows nothing of the dashboard.
+
+pub mod auth;
+pub mod card;
+pub mod error;
+mod lenient;
+pub mod state;
+pub mod types;
+
+pub use card::{AgentCard, Binding, ProtocolVersion};
+pub use error::{Error, ErrorKind, Result};
+pub use lenient::parse_timestamp;
+pub use state::{StateClass, TaskState};
+pub use types::*;
+
+/// The interactions/v1 extension (third seed).
+pub const INTERACTIONS_EXTENSION: &str = "https://docs.nylorun.com/a2a/interactions/v1";

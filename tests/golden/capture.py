@@ -1,0 +1,881 @@
+#!/usr/bin/env python3
+"""Capture raw A2A wire traffic from the official Python SDK agents.
+
+Standard library only. Starts tests/interop/python/agent.py (a2a-sdk 1.3.0)
+or tests/interop/python03/agent.py (a2a-sdk 0.3.x), performs scripted
+exchanges on 127.0.0.1, and writes every response body byte-for-byte
+(SSE bodies verbatim: CRLF line ends, keep-alive comments) into
+tests/golden/<set>/, plus <set>/INDEX.json describing each file:
+request (method, path, headers, body) and response (status, headers).
+
+Usage:
+  python3 tests/golden/capture.py            # both sets
+  python3 tests/golden/capture.py py-1.3.0   # one set
+  python3 tests/golden/capture.py py-0.3
+
+The venvs are created by tests/interop/python{,03}/setup.sh when missing.
+"""
+
+from __future__ import annotations
+
+import http.client as hc
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / 'tests' / 'golden'
+INTEROP = ROOT / 'tests' / 'interop'
+
+SETS = {
+    'py-1.3.0': {
+        'setup': INTEROP / 'python' / 'setup.sh',
+        'python': INTEROP / '.venv-py13' / 'bin' / 'python',
+        'agent': INTEROP / 'python' / 'agent.py',
+    },
+    'py-0.3': {
+        'setup': INTEROP / 'python03' / 'setup.sh',
+        'python': INTEROP / '.venv-py03' / 'bin' / 'python',
+        'agent': INTEROP / 'python03' / 'agent.py',
+    },
+}
+
+TIMEOUT = 40.0  # seconds; no single exchange should come near it
+DROP_HEADERS = {'date'}  # volatile, useless for goldens
+
+_agents: list['Agent'] = []
+
+
+# --------------------------------------------------------------------------
+# processes
+
+
+class Agent:
+    """One agent process; stopped by stop(), atexit, or a signal."""
+
+    def __init__(self, python: Path, script: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [str(python), str(script), '--port', '0', *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _agents.append(self)
+        self.stderr_lines: list[str] = []
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        deadline = time.monotonic() + 30
+        line = ''
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()  # type: ignore[union-attr]
+            if line.startswith('READY '):
+                break
+            if not line and self.proc.poll() is not None:
+                break
+        if not line.startswith('READY '):
+            self.stop()
+            raise SystemExit(
+                f'agent {script} did not start:\n' + ''.join(self.stderr_lines)
+            )
+        self.base = line.split()[1].strip()
+        host_port = self.base.removeprefix('http://')
+        self.host, port = host_port.split(':')
+        self.port = int(port)
+
+    def _drain_stderr(self) -> None:
+        for line in self.proc.stderr:  # type: ignore[union-attr]
+            self.stderr_lines.append(line)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self in _agents:
+            _agents.remove(self)
+
+
+def _stop_all(*_: Any) -> None:
+    for a in list(_agents):
+        a.stop()
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    _stop_all()
+    sys.exit(128 + signum)
+
+
+# --------------------------------------------------------------------------
+# HTTP
+
+
+class Response:
+    def __init__(self, status: int, reason: str, headers: list[tuple[str, str]], body: bytes):
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def header(self, name: str) -> str | None:
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+
+def _encode(body: Any) -> bytes | None:
+    if body is None:
+        return None
+    if isinstance(body, bytes):
+        return body
+    return json.dumps(body).encode()
+
+
+def http(agent: Agent, method: str, path: str, headers: dict[str, str],
+         body: Any = None, on_event: Callable[[dict[str, Any], bytes], None] | None = None,
+         max_seconds: float | None = None) -> Response:
+    """One request. The body is read chunk by chunk; for SSE, on_event is
+    called with each completed event (fields dict, raw bytes)."""
+    conn = hc.HTTPConnection(agent.host, agent.port, timeout=TIMEOUT)
+    try:
+        conn.request(method, path, body=_encode(body), headers=headers)
+        resp = conn.getresponse()
+        raw = bytearray()
+        pending = bytearray()
+        started = time.monotonic()
+        while True:
+            chunk = resp.read1(65536)
+            if not chunk:
+                break
+            raw += chunk
+            if on_event is not None:
+                pending += chunk
+                for ev_raw in _split_events(pending):
+                    on_event(_parse_event(ev_raw), ev_raw)
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                break
+        return Response(resp.status, resp.reason, resp.getheaders(), bytes(raw))
+    finally:
+        conn.close()
+
+
+def _split_events(buf: bytearray) -> list[bytes]:
+    """Pop complete SSE events (terminated by a blank line) off buf."""
+    out = []
+    while True:
+        cut = None
+        for sep in (b'\r\n\r\n', b'\n\n', b'\r\r'):
+            i = buf.find(sep)
+            if i >= 0 and (cut is None or i < cut[0]):
+                cut = (i, len(sep))
+        if cut is None:
+            return out
+        i, n = cut
+        out.append(bytes(buf[: i + n]))
+        del buf[: i + n]
+
+
+def _parse_event(raw: bytes) -> dict[str, Any]:
+    fields: dict[str, Any] = {'data': None, 'event': None, 'comments': []}
+    data_lines = []
+    for line in raw.decode().replace('\r\n', '\n').replace('\r', '\n').split('\n'):
+        if not line:
+            continue
+        if line.startswith(':'):
+            fields['comments'].append(line[1:].strip())
+            continue
+        name, _, value = line.partition(':')
+        value = value.removeprefix(' ')
+        if name == 'data':
+            data_lines.append(value)
+        elif name == 'event':
+            fields['event'] = value
+    if data_lines:
+        try:
+            fields['data'] = json.loads('\n'.join(data_lines))
+        except ValueError:
+            fields['data'] = '\n'.join(data_lines)
+    return fields
+
+
+# --------------------------------------------------------------------------
+# recording
+
+
+class Recorder:
+    def __init__(self, name: str) -> None:
+        self.dir = GOLDEN / name
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        self.index: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def save(self, fname: str, method: str, path: str, req_headers: dict[str, str],
+             req_body: Any, resp: Response, note: str) -> Response:
+        (self.dir / fname).write_bytes(resp.body)
+        if isinstance(req_body, bytes):
+            try:
+                req_repr: Any = req_body.decode()
+            except UnicodeDecodeError:
+                req_repr = repr(req_body)
+        else:
+            req_repr = req_body
+        entry = {
+            'file': fname,
+            'note': note,
+            'request': {
+                'method': method,
+                'path': path,
+                'headers': req_headers,
+                'body': req_repr,
+            },
+            'response': {
+                'status': resp.status,
+                'reason': resp.reason,
+                'headers': [[k.lower(), v] for k, v in resp.headers
+                            if k.lower() not in DROP_HEADERS],
+                'bytes': len(resp.body),
+            },
+        }
+        with self.lock:
+            self.index.append(entry)
+        print(f'  {resp.status} {fname} ({len(resp.body)} bytes)', flush=True)
+        return resp
+
+    def write_index(self) -> None:
+        self.index.sort(key=lambda e: e['file'])
+        (self.dir / 'INDEX.json').write_text(json.dumps(self.index, indent=2) + '\n')
+
+
+def bg(fn: Callable[[], Any]) -> threading.Thread:
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+            raise
+
+    t = threading.Thread(target=run, daemon=True)
+    t.errors = errors  # type: ignore[attr-defined]
+    t.start()
+    return t
+
+
+def join(*threads: threading.Thread) -> None:
+    for t in threads:
+        t.join(TIMEOUT * 2)
+        if t.is_alive():
+            raise SystemExit('a capture thread hung')
+        if t.errors:  # type: ignore[attr-defined]
+            raise SystemExit(f'a capture thread failed: {t.errors[0]!r}')  # type: ignore[attr-defined]
+
+
+def mid() -> str:
+    return f'msg-{uuid.uuid4()}'
+
+
+# --------------------------------------------------------------------------
+# 1.0 (a2a-sdk 1.3.0)
+
+V = {'A2A-Version': '1.0'}
+RPC_PATH = '/a2a/jsonrpc'
+REST = '/a2a/rest'
+
+
+def user_msg(text: str, task_id: str | None = None, context_id: str | None = None) -> dict:
+    m: dict[str, Any] = {'messageId': mid(), 'role': 'ROLE_USER', 'parts': [{'text': text}]}
+    if task_id:
+        m['taskId'] = task_id
+    if context_id:
+        m['contextId'] = context_id
+    return m
+
+
+class V1:
+    """Exchanges against the 1.0 agent, JSON-RPC and REST."""
+
+    def __init__(self, agent: Agent, rec: Recorder, token: str | None = None) -> None:
+        self.a = agent
+        self.rec = rec
+        self.auth = {'Authorization': f'Bearer {token}'} if token else {}
+        self.n = 0
+
+    # -- JSON-RPC
+    def rpc(self, fname: str | None, method: str, params: Any, note: str = '',
+            headers: dict[str, str] | None = None, raw_body: bytes | None = None,
+            on_event: Callable | None = None, stream: bool = False,
+            max_seconds: float | None = None) -> Response:
+        self.n += 1
+        h = {**V, **self.auth, 'Content-Type': 'application/json'}
+        if stream:
+            h['Accept'] = 'text/event-stream'
+        if headers is not None:
+            h = {**headers}
+        body: Any = raw_body if raw_body is not None else {
+            'jsonrpc': '2.0', 'id': f'req-{self.n}', 'method': method, 'params': params}
+        resp = http(self.a, 'POST', RPC_PATH, h, body, on_event=on_event, max_seconds=max_seconds)
+        if fname:
+            self.rec.save(fname, 'POST', RPC_PATH, h, body, resp, note or method)
+        return resp
+
+    # -- REST
+    def rest(self, fname: str | None, method: str, path: str, body: Any = None,
+             note: str = '', headers: dict[str, str] | None = None,
+             on_event: Callable | None = None, stream: bool = False) -> Response:
+        h = {**V, **self.auth}
+        if body is not None:
+            h['Content-Type'] = 'application/a2a+json'
+        if stream:
+            h['Accept'] = 'text/event-stream'
+        if headers is not None:
+            h = {**headers}
+        full = REST + path
+        resp = http(self.a, method, full, h, body, on_event=on_event)
+        if fname:
+            self.rec.save(fname, method, full, h, body, resp, note or f'{method} {path}')
+        return resp
+
+    def get(self, fname: str | None, method: str, path: str, note: str = '',
+            headers: dict[str, str] | None = None) -> Response:
+        h = {**V} if headers is None else headers
+        resp = http(self.a, method, path, h, None)
+        if fname:
+            self.rec.save(fname, method, path, h, None, resp, note or f'{method} {path}')
+        return resp
+
+
+def _task_of(result: dict) -> dict:
+    return result.get('task') or result
+
+
+def _state_of(ev: dict, rest: bool) -> tuple[str | None, str | None]:
+    """(kind, state) of a parsed SSE event's StreamResponse."""
+    d = ev.get('data')
+    if not isinstance(d, dict):
+        return None, None
+    sr = d if rest else d.get('result')
+    if not isinstance(sr, dict):
+        return ('error', None) if 'error' in d else (None, None)
+    for kind in ('task', 'statusUpdate', 'artifactUpdate', 'message'):
+        if kind in sr:
+            st = sr[kind].get('status', {}).get('state') if kind in ('task', 'statusUpdate') else None
+            return kind, st
+    return None, None
+
+
+def _first_task_id(resp: Response, rest: bool) -> tuple[str, str]:
+    for raw in resp.body.replace(b'\r\n', b'\n').split(b'\n\n'):
+        ev = _parse_event(raw)
+        d = ev.get('data')
+        if isinstance(d, dict):
+            sr = d if rest else d.get('result', {})
+            obj = sr.get('task') or sr.get('statusUpdate') or sr.get('artifactUpdate')
+            if obj:
+                return obj.get('id') or obj['taskId'], obj['contextId']
+    raise SystemExit('no task id in stream')
+
+
+def capture_v1(setcfg: dict) -> None:
+    rec = Recorder('py-1.3.0')
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'test-runner')
+    try:
+        run_v1_binding(agent, rec, rest=False)
+        run_v1_binding(agent, rec, rest=True)
+        run_v1_misc(agent, rec)
+    finally:
+        agent.stop()
+    tok = 'interop-secret'
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'deployer', '--token', tok)
+    try:
+        run_v1_auth(agent, rec, tok)
+    finally:
+        agent.stop()
+    rec.write_index()
+
+
+def run_v1_misc(agent: Agent, rec: Recorder) -> None:
+    c = V1(agent, rec)
+    card = c.get('card.json', 'GET', '/.well-known/agent-card.json', 'agent card, A2A-Version: 1.0')
+    c.get('card-no-version.json', 'GET', '/.well-known/agent-card.json',
+          'agent card without A2A-Version (the card route does not check it)', headers={})
+    etag = card.header('etag') or ''
+    c.get('card-not-modified.empty', 'GET', '/.well-known/agent-card.json',
+          'If-None-Match with the card ETag -> 304, empty body',
+          headers={**V, 'If-None-Match': etag})
+    # Out-of-band approval route for an unknown task (not A2A).
+    c.get('approve-unknown.json', 'POST', '/approve/no-such-task',
+          'custom approval route (not A2A), unknown task -> 404', headers={})
+
+
+def run_v1_binding(agent: Agent, rec: Recorder, rest: bool) -> None:
+    c = V1(agent, rec)
+    p = 'rest' if rest else 'jsonrpc'
+    print(f'{rec.dir.name} {p}', flush=True)
+    threads: list[threading.Thread] = []
+
+    def send(fname, text, note, blocking=True, task_id=None, context_id=None, extra=None):
+        params: dict[str, Any] = {'message': user_msg(text, task_id, context_id)}
+        if not blocking:
+            params['configuration'] = {'returnImmediately': True}
+        if extra:
+            params.update(extra)
+        if rest:
+            r = c.rest(fname, 'POST', '/message:send', params, note)
+            return r, (r.json() if r.status == 200 else None)
+        r = c.rpc(fname, 'SendMessage', params, note)
+        j = r.json()
+        return r, j.get('result')
+
+    def stream(fname, text, note, task_id=None, context_id=None, on_event=None):
+        params = {'message': user_msg(text, task_id, context_id)}
+        if rest:
+            return c.rest(fname, 'POST', '/message:stream', params, note, stream=True,
+                          on_event=on_event)
+        return c.rpc(fname, 'SendStreamingMessage', params, note, stream=True,
+                     on_event=on_event)
+
+    def subscribe(fname, task_id, note, on_event=None, verb='POST', max_seconds=None):
+        if rest:
+            return c.rest(fname, verb, f'/tasks/{task_id}:subscribe', None, note,
+                          stream=True, on_event=on_event)
+        return c.rpc(fname, 'SubscribeToTask', {'id': task_id}, note, stream=True,
+                     on_event=on_event, max_seconds=max_seconds)
+
+    def get_task(fname, task_id, note, history=None):
+        if rest:
+            q = f'?historyLength={history}' if history is not None else ''
+            return c.rest(fname, 'GET', f'/tasks/{task_id}{q}', None, note)
+        params: dict[str, Any] = {'id': task_id}
+        if history is not None:
+            params['historyLength'] = history
+        return c.rpc(fname, 'GetTask', params, note)
+
+    def cancel(fname, task_id, note):
+        if rest:
+            return c.rest(fname, 'POST', f'/tasks/{task_id}:cancel', {}, note)
+        return c.rpc(fname, 'CancelTask', {'id': task_id}, note)
+
+    def list_tasks(fname, note, **q):
+        if rest:
+            qs = '&'.join(f'{k}={str(v).lower() if isinstance(v, bool) else v}'
+                          for k, v in q.items())
+            return c.rest(fname, 'GET', '/tasks' + (f'?{qs}' if qs else ''), None, note)
+        return c.rpc(fname, 'ListTasks', q, note)
+
+    # 1. blocking send of the default run
+    _, res = send(f'{p}-send-blocking.json', 'run tests',
+                  'SendMessage "run tests", blocking (default) -> COMPLETED task')
+    run_task = _task_of(res)
+    # 2. message-only reply
+    send(f'{p}-send-message.json', 'hello', 'SendMessage "hello" -> {"message": ...}, no task')
+    # 3. blocking send that stops at INPUT_REQUIRED, then the blocking reply
+    _, res = send(f'{p}-send-input-required.json', 'question: review the payments-api diff',
+                  'SendMessage "question ..." blocking -> returns at INPUT_REQUIRED')
+    q = _task_of(res)
+    send(f'{p}-send-reply.json', 'main',
+         'SendMessage reply "main" with taskId+contextId of the INPUT_REQUIRED task -> COMPLETED',
+         task_id=q['id'], context_id=q['contextId'])
+    # 4. streams
+    stream(f'{p}-stream-run.sse', 'run tests', 'SendStreamingMessage "run tests"')
+    stream(f'{p}-stream-fail.sse', 'run tests, fail please', 'SendStreamingMessage "... fail ..." -> FAILED')
+    stream(f'{p}-stream-crash.sse', 'crash', 'SendStreamingMessage "crash": the executor raises mid-stream')
+    stream(f'{p}-stream-reject.sse', 'reject this', 'SendStreamingMessage "reject" -> REJECTED')
+    stream(f'{p}-stream-message.sse', 'hello', 'SendStreamingMessage "hello" -> one message event')
+    r = stream(f'{p}-stream-question.sse', 'question: review the payments-api diff',
+               'SendStreamingMessage "question ..." -> stream ends at INPUT_REQUIRED')
+    tid, cid = _first_task_id(r, rest)
+    stream(f'{p}-stream-reply.sse', 'release/2026.10',
+           'SendStreamingMessage reply "release/2026.10" (same taskId/contextId) -> WORKING..COMPLETED',
+           task_id=tid, context_id=cid)
+
+    # 5. out-of-band approval while the stream stays open
+    approve_done = threading.Event()
+
+    def on_approve_event(ev, _raw):
+        kind, st = _state_of(ev, rest)
+        if st == 'TASK_STATE_AUTH_REQUIRED' and not approve_done.is_set():
+            approve_done.set()
+            d = ev['data'] if rest else ev['data']['result']
+            task_id = d['statusUpdate']['taskId']
+
+            def do_approve():
+                time.sleep(0.3)
+                c.get(f'{p}-approve-response.json', 'POST', f'/approve/{task_id}',
+                      'custom approval route (not A2A) -> resumes the AUTH_REQUIRED task',
+                      headers={})
+            threads.append(bg(do_approve))
+
+    stream(f'{p}-stream-approve.sse', 'deploy 2026.10.06-1 to staging, approve first',
+           'SendStreamingMessage "approve": AUTH_REQUIRED, then POST /approve/<id> out of band; '
+           'the same stream carries WORKING..COMPLETED', on_event=on_approve_event)
+    join(*threads)
+    threads.clear()
+
+    # 6. subscribe to a slow run mid-way
+    _, res = send(f'{p}-send-return-immediately.json', 'run tests slow',
+                  'SendMessage "run tests slow" with returnImmediately:true -> SUBMITTED/WORKING task',
+                  blocking=False)
+    slow = _task_of(res)
+    time.sleep(2.2)
+    subscribe(f'{p}-subscribe-running.sse', slow['id'],
+              'SubscribeToTask on the slow run ~2 s in: Task snapshot, then the rest of the run')
+    if rest:
+        _, res = send(None, 'run tests slow', '', blocking=False)
+        slow2 = _task_of(res)
+        time.sleep(2.2)
+        subscribe('rest-subscribe-get.sse', slow2['id'],
+                  'GET /tasks/{id}:subscribe (the proto verb) on a slow run', verb='GET')
+
+    # 7. subscribe to an INPUT_REQUIRED task, then answer it: the subscription carries the next turn
+    _, res = send(None, 'question: review the payments-api diff', '')
+    q2 = _task_of(res)
+    replied = threading.Event()
+
+    def on_sub_event(ev, _raw):
+        if not replied.is_set():
+            replied.set()
+
+            def do_reply():
+                time.sleep(0.3)
+                send(None, 'main', '', task_id=q2['id'], context_id=q2['contextId'])
+            threads.append(bg(do_reply))
+
+    subscribe(f'{p}-subscribe-input-required.sse', q2['id'],
+              'SubscribeToTask on an INPUT_REQUIRED task; a SendMessage reply arrives meanwhile',
+              on_event=on_sub_event)
+    join(*threads)
+    threads.clear()
+
+    # 8. a waiting task: subscribe, GetTask while WORKING, cancel; the subscriber sees CANCELED
+    _, res = send(None, 'wait for a runner', '', blocking=False)
+    w = _task_of(res)
+    time.sleep(0.3)
+    canceled = threading.Event()
+
+    def on_wait_event(ev, _raw):
+        if not canceled.is_set():
+            canceled.set()
+
+            def do_cancel():
+                time.sleep(0.3)
+                get_task(f'{p}-get-task-working.json', w['id'], 'GetTask on a WORKING task')
+                cancel(f'{p}-cancel.json', w['id'], 'CancelTask on a WORKING task -> CANCELED task')
+            threads.append(bg(do_cancel))
+
+    subscribe(f'{p}-subscribe-canceled.sse', w['id'],
+              'SubscribeToTask on a WORKING task that is then canceled', on_event=on_wait_event)
+    join(*threads)
+    threads.clear()
+
+    # 9. reads
+    get_task(f'{p}-get-task.json', run_task['id'], 'GetTask on the completed blocking run')
+    get_task(f'{p}-get-task-history1.json', run_task['id'], 'GetTask historyLength=1', history=1)
+    get_task(f'{p}-get-task-history0.json', run_task['id'], 'GetTask historyLength=0', history=0)
+    r = list_tasks(f'{p}-list-tasks.json', 'ListTasks pageSize=2', pageSize=2)
+    body = r.json()
+    tok = (body if rest else body.get('result', {})).get('nextPageToken')
+    if tok:
+        list_tasks(f'{p}-list-tasks-page2.json', 'ListTasks pageSize=2 with the nextPageToken',
+                   pageSize=2, pageToken=tok)
+    list_tasks(f'{p}-list-tasks-context.json',
+               'ListTasks contextId=<blocking run> includeArtifacts=true',
+               contextId=run_task['contextId'], includeArtifacts=True)
+    list_tasks(f'{p}-list-tasks-canceled.json', 'ListTasks status=TASK_STATE_CANCELED historyLength=0',
+               status='TASK_STATE_CANCELED', historyLength=0)
+
+    # 10. errors
+    bogus = '00000000-0000-0000-0000-000000000000'
+    get_task(f'{p}-error-task-not-found.json', bogus, 'GetTask unknown id -> TaskNotFound')
+    cancel(f'{p}-error-cancel-not-found.json', bogus, 'CancelTask unknown id -> TaskNotFound')
+    cancel(f'{p}-error-cancel-terminal.json', run_task['id'],
+           'CancelTask on a COMPLETED task -> TaskNotCancelable')
+    cancel(f'{p}-error-cancel-canceled.json', w['id'],
+           'CancelTask on an already CANCELED task -> TaskNotCancelable')
+    subscribe(f'{p}-error-subscribe-terminal.json', run_task['id'],
+              'SubscribeToTask on a COMPLETED task -> UnsupportedOperation, plain JSON before any stream')
+    subscribe(f'{p}-error-subscribe-not-found.json', bogus, 'SubscribeToTask unknown id')
+    send(f'{p}-error-send-terminal.json', 'again', 'SendMessage on a COMPLETED task',
+         task_id=run_task['id'], context_id=run_task['contextId'])
+    send(f'{p}-error-send-wrong-context.json', 'main', 'SendMessage with a taskId and a wrong contextId',
+         task_id=run_task['id'], context_id='wrong-context')
+    list_tasks(f'{p}-error-list-page-size-0.json', 'ListTasks pageSize=0', pageSize=0)
+    bad_role = {'message': {'messageId': mid(), 'role': 'user', 'parts': [{'text': 'run tests'}]}}
+    no_version = {'Content-Type': 'application/json' if not rest else 'application/a2a+json'}
+    if rest:
+        c.rest(f'{p}-error-no-version.json', 'POST', '/message:send',
+               {'message': user_msg('run tests')}, 'POST /message:send without A2A-Version',
+               headers=no_version)
+        c.rest(f'{p}-error-get-no-version.json', 'GET', f'/tasks/{run_task["id"]}', None,
+               'GET /tasks/{id} without A2A-Version', headers={})
+        c.rest(f'{p}-error-stream-no-version.json', 'POST', '/message:stream',
+               {'message': user_msg('run tests')}, 'POST /message:stream without A2A-Version',
+               headers={**no_version, 'Accept': 'text/event-stream'})
+        c.rest(f'{p}-error-invalid-params.json', 'POST', '/message:send', bad_role,
+               'POST /message:send with 0.3 role "user"')
+        c.rest(f'{p}-error-bad-json.json', 'POST', '/message:send', b'{"message": ',
+               'POST /message:send with a truncated JSON body')
+        c.rest(f'{p}-error-unknown-path.txt', 'GET', '/no/such/path', None, 'GET unknown REST path')
+        c.rest(f'{p}-error-v1-prefix.txt', 'GET', f'/v1/tasks/{run_task["id"]}', None,
+               '0.3-style /v1/ prefix (not mounted without the 0.3 adapter)')
+        c.rest(f'{p}-error-version-query.json', 'GET', f'/tasks/{run_task["id"]}?A2A-Version=1.0',
+               None, 'A2A-Version as a query parameter instead of the header', headers={})
+    else:
+        c.rpc(f'{p}-error-no-version.json', 'SendMessage', {'message': user_msg('run tests')},
+              'SendMessage without A2A-Version', headers=no_version)
+        c.rpc(f'{p}-error-stream-no-version.json', 'SendStreamingMessage',
+              {'message': user_msg('run tests')}, 'SendStreamingMessage without A2A-Version',
+              headers={**no_version, 'Accept': 'text/event-stream'})
+        c.rpc(f'{p}-error-version-2.json', 'GetTask', {'id': run_task['id']},
+              'GetTask with A2A-Version: 2.0',
+              headers={'A2A-Version': '2.0', 'Content-Type': 'application/json'})
+        c.rpc(f'{p}-error-invalid-params.json', 'SendMessage', bad_role,
+              'SendMessage with 0.3 role "user"')
+        c.rpc(f'{p}-error-method-not-found.json', 'message/send',
+              {'message': {'kind': 'message', 'messageId': mid(), 'role': 'user',
+                           'parts': [{'kind': 'text', 'text': 'run tests'}]}},
+              '0.3 method name message/send (0.3 adapter off)')
+        c.rpc(f'{p}-error-parse.json', '', None, 'truncated JSON body',
+              raw_body=b'{"jsonrpc": "2.0", "id": "x", "method": ')
+        c.rpc(f'{p}-error-invalid-request.json', '', None, 'JSON without "jsonrpc"/"method"',
+              raw_body=b'{"id": "x", "params": {}}')
+        c.rpc(f'{p}-error-batch.json', '', None, 'JSON-RPC batch (array)',
+              raw_body=json.dumps([{'jsonrpc': '2.0', 'id': 'b1', 'method': 'GetTask',
+                                    'params': {'id': run_task['id']}}]).encode())
+        c.rpc(f'{p}-error-id-0.json', '', None, 'GetTask unknown id with "id": 0 (numeric zero)',
+              raw_body=json.dumps({'jsonrpc': '2.0', 'id': 0, 'method': 'GetTask',
+                                   'params': {'id': bogus}}).encode())
+        c.rpc(f'{p}-error-push-not-supported.json', 'CreateTaskPushNotificationConfig',
+              {'taskId': run_task['id'], 'url': 'http://127.0.0.1:9/hook'},
+              'CreateTaskPushNotificationConfig with pushNotifications off')
+        c.rpc(f'{p}-error-extended-card.json', 'GetExtendedAgentCard', {},
+              'GetExtendedAgentCard with extendedAgentCard off')
+        # keep-alive: a quiet subscription held 16 s shows the `: ping` comment
+        _, res = send(None, 'wait for a runner', '', blocking=False)
+        w2 = _task_of(res)
+
+        def later_cancel():
+            time.sleep(16.5)
+            cancel(None, w2['id'], '')
+        t = bg(later_cancel)
+        subscribe(f'{p}-subscribe-keepalive.sse', w2['id'],
+                  'SubscribeToTask on a quiet WORKING task for ~16 s (keep-alive ping), then CancelTask')
+        join(t)
+
+
+def run_v1_auth(agent: Agent, rec: Recorder, tok: str) -> None:
+    print(f'{rec.dir.name} auth', flush=True)
+    anon = V1(agent, rec)
+    authed = V1(agent, rec, token=tok)
+    anon.get('auth-card.json', 'GET', '/.well-known/agent-card.json',
+             'card of an agent started with --token (public; declares securitySchemes)')
+    send = {'message': user_msg('deploy 2026.10.06-1 to staging, approve first')}
+    anon.rpc('auth-401-jsonrpc.json', 'SendMessage', send,
+             'SendMessage without Authorization -> 401 from the middleware, not the SDK')
+    anon.rpc('auth-401-jsonrpc-wrong-token.json', 'SendMessage', send,
+             'SendMessage with a wrong bearer token -> 401',
+             headers={**V, 'Content-Type': 'application/json', 'Authorization': 'Bearer nope'})
+    anon.rest('auth-401-rest.json', 'GET', '/tasks', None, 'GET /tasks without Authorization -> 401')
+    r = authed.rpc('auth-jsonrpc-send-auth-required.json', 'SendMessage',
+                   {'message': user_msg('deploy 2026.10.06-1 to staging, approve first')},
+                   'SendMessage with the token, "approve": blocking call returns at AUTH_REQUIRED')
+    task = r.json()['result']['task']
+    authed.rpc('auth-jsonrpc-list-tasks.json', 'ListTasks', {'historyLength': 0},
+               'ListTasks with the token (tasks scoped to the authenticated user)')
+    authed.get('auth-approve-response.json', 'POST', f'/approve/{task["id"]}',
+               'approval route (public) resumes the task', headers={})
+    time.sleep(0.5)
+    authed.rpc('auth-jsonrpc-get-task-approved.json', 'GetTask', {'id': task['id'], 'historyLength': 0},
+               'GetTask after approval -> COMPLETED')
+
+
+# --------------------------------------------------------------------------
+# 0.3 (a2a-sdk 0.3.x), JSON-RPC only
+
+
+def capture_v03(setcfg: dict) -> None:
+    rec = Recorder('py-0.3')
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'test-runner')
+    try:
+        run_v03(agent, rec)
+    finally:
+        agent.stop()
+    rec.write_index()
+
+
+def run_v03(agent: Agent, rec: Recorder) -> None:
+    print(f'{rec.dir.name} jsonrpc', flush=True)
+    n = [0]
+    threads: list[threading.Thread] = []
+
+    def get(fname, path, note, headers=None):
+        h = headers if headers is not None else {}
+        resp = http(agent, 'GET', path, h, None)
+        rec.save(fname, 'GET', path, h, None, resp, note)
+        return resp
+
+    def rpc(fname, method, params, note, stream=False, raw_body=None, on_event=None):
+        n[0] += 1
+        h = {'Content-Type': 'application/json'}
+        if stream:
+            h['Accept'] = 'text/event-stream'
+        body: Any = raw_body if raw_body is not None else {
+            'jsonrpc': '2.0', 'id': n[0], 'method': method, 'params': params}
+        resp = http(agent, 'POST', '/', h, body, on_event=on_event)
+        if fname:
+            rec.save(fname, 'POST', '/', h, body, resp, note)
+        return resp
+
+    def msg(text, task_id=None, context_id=None):
+        m: dict[str, Any] = {'kind': 'message', 'messageId': mid(), 'role': 'user',
+                             'parts': [{'kind': 'text', 'text': text}]}
+        if task_id:
+            m['taskId'] = task_id
+        if context_id:
+            m['contextId'] = context_id
+        return m
+
+    get('card.json', '/.well-known/agent-card.json', 'agent card (0.3 shape)')
+    get('card-legacy-agent-json.json', '/.well-known/agent.json', 'legacy 0.2 card path')
+    r = rpc('message-send-blocking.json', 'message/send', {'message': msg('run tests')},
+            'message/send "run tests" (blocking) -> completed Task with kind')
+    run_task = r.json()['result']
+    rpc('message-send-message.json', 'message/send', {'message': msg('hello')},
+        'message/send "hello" -> a Message result')
+    r = rpc('message-send-input-required.json', 'message/send',
+            {'message': msg('question: review the payments-api diff')},
+            'message/send "question" -> input-required Task')
+    q = r.json()['result']
+    rpc('message-send-reply.json', 'message/send',
+        {'message': msg('main', q['id'], q['contextId'])}, 'message/send reply "main" -> completed')
+    rpc('message-send-nonblocking.json', 'message/send',
+        {'message': msg('run tests'), 'configuration': {'blocking': False}},
+        'message/send with configuration.blocking=false')
+    rpc('message-stream-run.sse', 'message/stream', {'message': msg('run tests')},
+        'message/stream "run tests"', stream=True)
+    rpc('message-stream-fail.sse', 'message/stream', {'message': msg('run tests, fail please')},
+        'message/stream "fail" -> failed', stream=True)
+    r = rpc('message-stream-question.sse', 'message/stream',
+            {'message': msg('question: review the payments-api diff')},
+            'message/stream "question" -> input-required, final:true', stream=True)
+    tid, cid = None, None
+    for raw in r.body.replace(b'\r\n', b'\n').split(b'\n\n'):
+        d = _parse_event(raw).get('data')
+        if isinstance(d, dict) and 'result' in d:
+            res = d['result']
+            tid = res.get('taskId') or res.get('id')
+            cid = res.get('contextId')
+            break
+    rpc('message-stream-reply.sse', 'message/stream', {'message': msg('release/2026.10', tid, cid)},
+        'message/stream reply (same taskId/contextId)', stream=True)
+
+    approved = threading.Event()
+
+    def on_auth(ev, _raw):
+        d = ev.get('data')
+        if not isinstance(d, dict):
+            return
+        res = d.get('result', {})
+        if res.get('kind') == 'status-update' and res['status']['state'] == 'auth-required' \
+                and not approved.is_set():
+            approved.set()
+            task_id = res['taskId']
+
+            def do():
+                time.sleep(0.3)
+                resp = http(agent, 'POST', f'/approve/{task_id}', {}, None)
+                rec.save('approve-response.json', 'POST', f'/approve/{task_id}', {}, None, resp,
+                         'custom approval route (not A2A)')
+            threads.append(bg(do))
+
+    rpc('message-stream-approve.sse', 'message/stream',
+        {'message': msg('deploy 2026.10.06-1 to staging, approve first')},
+        'message/stream "approve": auth-required, POST /approve/<id>, then completed',
+        stream=True, on_event=on_auth)
+    join(*threads)
+    threads.clear()
+
+    # resubscribe to a slow task mid-run
+    r = rpc(None, 'message/send', {'message': msg('run tests slow'), 'configuration': {'blocking': False}}, '')
+    slow = r.json()['result']
+    time.sleep(2.2)
+    rpc('tasks-resubscribe-running.sse', 'tasks/resubscribe', {'id': slow['id']},
+        'tasks/resubscribe on a slow run ~2 s in', stream=True)
+
+    rpc('tasks-get.json', 'tasks/get', {'id': run_task['id']}, 'tasks/get on the completed run')
+    rpc('tasks-get-history1.json', 'tasks/get', {'id': run_task['id'], 'historyLength': 1},
+        'tasks/get historyLength=1')
+    r = rpc(None, 'message/send', {'message': msg('wait for a runner'), 'configuration': {'blocking': False}}, '')
+    w = r.json()['result']
+    time.sleep(0.3)
+    rpc('tasks-get-working.json', 'tasks/get', {'id': w['id']}, 'tasks/get on a working task')
+    rpc('tasks-cancel.json', 'tasks/cancel', {'id': w['id']}, 'tasks/cancel on a working task')
+
+    bogus = '00000000-0000-0000-0000-000000000000'
+    rpc('error-task-not-found.json', 'tasks/get', {'id': bogus}, 'tasks/get unknown id')
+    rpc('error-cancel-terminal.json', 'tasks/cancel', {'id': run_task['id']},
+        'tasks/cancel on a completed task')
+    rpc('error-resubscribe-terminal.json', 'tasks/resubscribe', {'id': run_task['id']},
+        'tasks/resubscribe on a completed task', stream=True)
+    rpc('error-method-not-found.json', 'SendMessage',
+        {'message': {'messageId': mid(), 'role': 'ROLE_USER', 'parts': [{'text': 'run tests'}]}},
+        '1.0 method name SendMessage on a 0.3 server')
+    rpc('error-tasks-list.json', 'tasks/list', {}, 'tasks/list (not in 0.3.0)')
+    rpc('error-invalid-params.json', 'message/send',
+        {'message': {'messageId': mid(), 'role': 'ROLE_USER', 'parts': [{'text': 'run tests'}]}},
+        'message/send with a 1.0-shaped message (role ROLE_USER, no kind)')
+    rpc('error-parse.json', '', None, 'truncated JSON body', raw_body=b'{"jsonrpc": "2.0", "id": 1, ')
+    rpc('error-send-terminal.json', 'message/send',
+        {'message': msg('again', run_task['id'], run_task['contextId'])},
+        'message/send on a completed task')
+
+
+# --------------------------------------------------------------------------
+
+
+def ensure_venv(cfg: dict) -> None:
+    if not Path(cfg['python']).exists() or os.environ.get('CAPTURE_RUN_SETUP') == '1':
+        subprocess.run(['bash', str(cfg['setup'])], check=True)
+    else:
+        subprocess.run(['bash', str(cfg['setup'])], check=True, stdout=subprocess.DEVNULL)
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    wanted = sys.argv[1:] or list(SETS)
+    for name in wanted:
+        if name not in SETS:
+            raise SystemExit(f'unknown set {name}; known: {", ".join(SETS)}')
+    try:
+        for name in wanted:
+            cfg = SETS[name]
+            if not Path(cfg['agent']).exists():
+                print(f'skip {name}: {cfg["agent"]} missing', flush=True)
+                continue
+            ensure_venv(cfg)
+            t0 = time.monotonic()
+            (capture_v1 if name == 'py-1.3.0' else capture_v03)(cfg)
+            print(f'{name}: done in {time.monotonic() - t0:.1f} s', flush=True)
+    finally:
+        _stop_all()
+
+
+if __name__ == '__main__':
+    main()

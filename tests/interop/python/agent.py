@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""A small A2A 1.0 agent built on the official Python SDK (a2a-sdk 1.3.0).
+
+Interop fixture for a2a-watch. One process serves:
+
+  GET  /.well-known/agent-card.json   agent card (always public)
+  POST /a2a/jsonrpc                   JSON-RPC 2.0 binding (protocolVersion 1.0)
+  *    /a2a/rest/...                  HTTP+JSON binding (protocolVersion 1.0):
+                                      /message:send, /message:stream, /tasks,
+                                      /tasks/{id}, /tasks/{id}:cancel,
+                                      /tasks/{id}:subscribe (GET and POST)
+  POST /approve/{taskId}              out-of-band approval (not A2A)
+  POST /reject/{taskId}               out-of-band refusal  (not A2A)
+
+Run:  .venv-py13/bin/python agent.py --port 0 [--token T] [--name test-runner]
+It prints `READY http://127.0.0.1:PORT` once listening.
+
+Behaviour, chosen by the text of the user message (first match wins):
+  "hello"     a direct Message reply, no task
+  "reject"    SUBMITTED -> REJECTED
+  "crash"     SUBMITTED -> WORKING -> the executor raises (SDK marks it FAILED)
+  "fail"      SUBMITTED -> WORKING -> FAILED (status message)
+  "question"  SUBMITTED -> WORKING -> INPUT_REQUIRED ("Which base branch ...?");
+              the reply on the same task -> WORKING -> review artifact -> COMPLETED
+  "approve"   SUBMITTED -> WORKING -> AUTH_REQUIRED (message with the approval URL);
+              POST /approve/<taskId> -> WORKING -> COMPLETED
+              POST /reject/<taskId>  -> REJECTED
+  "wait"      SUBMITTED -> WORKING, then nothing until CancelTask -> CANCELED
+  otherwise   the test run: SUBMITTED -> WORKING (progress) -> text artifact in
+              3 chunks -> data artifact {"passed": 11, "failed": 1}
+              -> COMPLETED "1 failed, 11 passed"
+"slow" anywhere in the text makes every step ~1 s instead of 0.05 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+import json
+import logging
+import socket
+import sys
+
+from typing import Any
+
+import uvicorn
+
+from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials, SimpleUser
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from a2a.helpers import (
+    new_data_part,
+    new_task_from_user_message,
+    new_text_message,
+    new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    HTTPAuthSecurityScheme,
+    Role,
+    SecurityRequirement,
+    SecurityScheme,
+    StringList,
+    TaskState,
+)
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
+
+
+log = logging.getLogger('interop-agent')
+
+JSONRPC_PATH = '/a2a/jsonrpc'
+REST_PREFIX = '/a2a/rest'
+QUESTION = 'Which base branch should I compare this diff against?'
+
+
+class Approvals:
+    """Out-of-band decisions for tasks parked in AUTH_REQUIRED."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Future[bool]] = {}
+
+    def open(self, task_id: str) -> asyncio.Future[bool]:
+        fut: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting[task_id] = fut
+        return fut
+
+    def close(self, task_id: str) -> None:
+        self._waiting.pop(task_id, None)
+
+    def decide(self, task_id: str, approved: bool) -> bool:
+        fut = self._waiting.pop(task_id, None)
+        if fut is None or fut.done():
+            return False
+        fut.set_result(approved)
+        return True
+
+
+class InteropExecutor(AgentExecutor):
+    """Scripted agent: the user's text picks the scenario."""
+
+    def __init__(self, base_url: str, approvals: Approvals) -> None:
+        self.base_url = base_url
+        self.approvals = approvals
+
+    async def execute(
+        self, context: RequestContext, event_queue: EventQueue
+    ) -> None:
+        text = context.get_user_input()
+        lowered = text.lower()
+        step = 1.0 if 'slow' in lowered else 0.05
+        task = context.current_task
+
+        if task is None and 'hello' in lowered:
+            # Message-only exchange: no task is created.
+            await event_queue.enqueue_event(
+                new_text_message(
+                    'Hello! Send "run tests", "question", "approve", "fail" '
+                    'or "wait" to start a task.',
+                    context_id=context.context_id,
+                )
+            )
+            return
+
+        if task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            new_turn = True
+        else:
+            new_turn = False
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+
+        def say(msg: str):
+            return updater.new_agent_message([new_text_part(msg)])
+
+        # Continuation: the answer to our question.
+        if not new_turn and task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            branch = text.strip() or 'main'
+            await asyncio.sleep(step)
+            await updater.start_work(say(f'Comparing the diff against {branch}'))
+            await asyncio.sleep(step)
+            await updater.add_artifact(
+                [
+                    new_text_part(
+                        f'Reviewed payments-api against base branch {branch}: '
+                        '2 comments, no blockers.'
+                    ),
+                    new_data_part(
+                        {'baseBranch': branch, 'comments': 2, 'blockers': 0},
+                        media_type='application/json',
+                    ),
+                ],
+                artifact_id='review',
+                name='review.json',
+                last_chunk=True,
+            )
+            await asyncio.sleep(step)
+            await updater.complete(say(f'Review done against {branch}: 2 comments'))
+            return
+
+        if not new_turn:
+            # Any other follow-up on a live task: acknowledge and finish.
+            await updater.start_work(say('Follow-up received'))
+            await asyncio.sleep(step)
+            await updater.complete(say('Done'))
+            return
+
+        await asyncio.sleep(step)
+
+        if 'reject' in lowered:
+            await updater.reject(say('I only run tests, review diffs and deploy builds.'))
+            return
+
+        if 'crash' in lowered:
+            await updater.start_work(say('Starting the test runner'))
+            await asyncio.sleep(step)
+            # An unhandled exception: the SDK marks the task FAILED and sends
+            # the error to open streams (`event: error`).
+            raise RuntimeError('interop agent crashed on purpose')
+
+        if 'fail' in lowered:
+            await updater.start_work(say('Starting the test runner'))
+            await asyncio.sleep(step)
+            await updater.failed(
+                say('Test runner crashed: pytest exited with status 2 (collection error)')
+            )
+            return
+
+        if 'question' in lowered:
+            await updater.start_work(say('Reading the diff'))
+            await asyncio.sleep(step)
+            await updater.requires_input(say(QUESTION))
+            return  # yields control; the reply re-enters execute()
+
+        if 'approve' in lowered:
+            await updater.start_work(say('Preparing deploy of build 2026.10.06-1 to staging'))
+            await asyncio.sleep(step)
+            decision = self.approvals.open(task.id)
+            try:
+                url = f'{self.base_url}/approve/{task.id}'
+                await updater.requires_auth(
+                    say(
+                        'Deploying build 2026.10.06-1 to staging needs operator '
+                        f'approval: POST {url}'
+                    )
+                )
+                # Out-of-band auth: do not return, wait for the decision.
+                approved = await decision
+            finally:
+                self.approvals.close(task.id)
+            if not approved:
+                await updater.reject(say('Deploy refused by the operator'))
+                return
+            await updater.start_work(say('Approved; deploying'))
+            await asyncio.sleep(step)
+            await updater.add_artifact(
+                [new_text_part('build 2026.10.06-1 is live on staging')],
+                artifact_id='deploy-log',
+                name='deploy.log',
+                last_chunk=True,
+            )
+            await updater.complete(say('Deployed 2026.10.06-1 to staging'))
+            return
+
+        if 'wait' in lowered:
+            await updater.start_work(say('Waiting for a free runner'))
+            await asyncio.Event().wait()  # until CancelTask cancels us
+            return
+
+        # Default: the test run.
+        await updater.start_work(say('Running 12 tests'))
+        await asyncio.sleep(step)
+        chunks = [
+            'collected 12 items\n',
+            'tests/test_api.py ........... [ 91%]\n',
+            'tests/test_refunds.py F [100%]\n',
+        ]
+        for i, chunk in enumerate(chunks):
+            await updater.add_artifact(
+                [new_text_part(chunk, media_type='text/plain')],
+                artifact_id='test-log',
+                name='test-log.txt',
+                append=i > 0,
+                last_chunk=i == len(chunks) - 1,
+            )
+            await asyncio.sleep(step)
+        await updater.add_artifact(
+            [new_data_part({'passed': 11, 'failed': 1}, media_type='application/json')],
+            artifact_id='summary',
+            name='summary.json',
+            last_chunk=True,
+        )
+        await asyncio.sleep(step)
+        await updater.complete(say('1 failed, 11 passed'))
+
+    async def cancel(
+        self, context: RequestContext, event_queue: EventQueue
+    ) -> None:
+        if context.task_id:
+            self.approvals.close(context.task_id)
+        updater = TaskUpdater(event_queue, context.task_id or '', context.context_id or '')
+        await updater.cancel(updater.new_agent_message([new_text_part('Canceled by request')]))
+
+
+def build_card(name: str, base_url: str, token: str | None, prefer: str) -> AgentCard:
+    jsonrpc = AgentInterface(
+        url=f'{base_url}{JSONRPC_PATH}',
+        protocol_binding=TransportProtocol.JSONRPC.value,
+        protocol_version='1.0',
+    )
+    rest = AgentInterface(
+        url=f'{base_url}{REST_PREFIX}',
+        protocol_binding=TransportProtocol.HTTP_JSON.value,
+        protocol_version='1.0',
+    )
+    interfaces = [rest, jsonrpc] if prefer == 'rest' else [jsonrpc, rest]
+    card = AgentCard(
+        name=name,
+        description=f'{name}: a2a-watch interop agent (a2a-sdk 1.3.0, Python)',
+        version='1.0.0',
+        supported_interfaces=interfaces,
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=['text/plain'],
+        default_output_modes=['text/plain', 'application/json'],
+        skills=[
+            AgentSkill(
+                id='run-tests',
+                name='Run tests',
+                description='Runs the test suite and reports the result',
+                tags=['tests', 'ci'],
+                examples=['run tests', 'run tests slow'],
+            ),
+            AgentSkill(
+                id='review',
+                name='Review a diff',
+                description='Reviews a diff; asks for the base branch first',
+                tags=['review'],
+                examples=['question: review this diff'],
+            ),
+            AgentSkill(
+                id='deploy',
+                name='Deploy',
+                description='Deploys a build after operator approval',
+                tags=['deploy'],
+                examples=['deploy 2026.10.06-1 to staging, approve first'],
+            ),
+        ],
+    )
+    if token:
+        card.security_schemes['bearer'].CopyFrom(
+            SecurityScheme(
+                http_auth_security_scheme=HTTPAuthSecurityScheme(scheme='Bearer')
+            )
+        )
+        req = SecurityRequirement()
+        req.schemes['bearer'].CopyFrom(StringList())
+        card.security_requirements.append(req)
+    return card
+
+
+class BearerAuth:
+    """Pure ASGI middleware: Bearer token on everything but the card and the
+    approval routes. Sets scope["user"] so the SDK scopes tasks to the owner."""
+
+    PUBLIC_PREFIXES = (AGENT_CARD_WELL_KNOWN_PATH, '/approve/', '/reject/')
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f'Bearer {token}'.encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope['type'] != 'http' or scope['path'].startswith(self.PUBLIC_PREFIXES):
+            await self.app(scope, receive, send)
+            return
+        got = b''
+        for k, v in scope.get('headers', []):
+            if k == b'authorization':
+                got = v
+                break
+        if got and hmac.compare_digest(got, self.expected):
+            scope['user'] = SimpleUser('interop-operator')
+            scope['auth'] = AuthCredentials(['authenticated'])
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {
+                'error': {
+                    'code': 401,
+                    'status': 'UNAUTHENTICATED',
+                    'message': 'missing or invalid bearer token',
+                }
+            }
+        ).encode()
+        challenge = 'Bearer realm="a2a"'
+        if got:
+            challenge += ', error="invalid_token"'
+        await send(
+            {
+                'type': 'http.response.start',
+                'status': 401,
+                'headers': [
+                    (b'content-type', b'application/json'),
+                    (b'content-length', str(len(body)).encode()),
+                    (b'www-authenticate', challenge.encode()),
+                ],
+            }
+        )
+        await send({'type': 'http.response.body', 'body': body})
+
+
+def build_app(name: str, base_url: str, token: str | None, prefer: str) -> Any:
+    approvals = Approvals()
+    card = build_card(name, base_url, token, prefer)
+    handler = DefaultRequestHandler(
+        agent_executor=InteropExecutor(base_url, approvals),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+
+    async def decide(request: Request, approved: bool) -> JSONResponse:
+        task_id = request.path_params['task_id']
+        if approvals.decide(task_id, approved):
+            return JSONResponse({'taskId': task_id, 'approved': approved})
+        return JSONResponse(
+            {'error': f'no task {task_id} waits for approval'}, status_code=404
+        )
+
+    async def approve(request: Request) -> JSONResponse:
+        return await decide(request, True)
+
+    async def reject(request: Request) -> JSONResponse:
+        return await decide(request, False)
+
+    routes = [
+        # Custom routes first: the SDK's REST routes end with a catch-all
+        # Mount('/{tenant}') that would swallow them.
+        Route('/approve/{task_id}', approve, methods=['POST']),
+        Route('/reject/{task_id}', reject, methods=['POST']),
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
+        *create_rest_routes(handler, path_prefix=REST_PREFIX),
+    ]
+    app: Any = Starlette(routes=routes)
+    if token:
+        app = BearerAuth(app, token)
+    return app
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--port', type=int, default=0, help='0 = pick a free port')
+    ap.add_argument('--token', default=None, help='require Authorization: Bearer TOKEN')
+    ap.add_argument('--name', default='test-runner', help='agent name on the card')
+    ap.add_argument('--prefer', choices=['jsonrpc', 'rest'], default='jsonrpc',
+                    help='which interface the card lists first')
+    ap.add_argument('--log-level', default='warning')
+    args = ap.parse_args()
+
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(('127.0.0.1', args.port))
+    port = sock.getsockname()[1]
+    base_url = f'http://127.0.0.1:{port}'
+
+    app = build_app(args.name, base_url, args.token, args.prefer)
+    config = uvicorn.Config(
+        app, log_level=args.log_level, access_log=False, lifespan='off',
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    serve = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if serve.done():
+            await serve  # re-raise the startup error
+            sys.exit(1)
+        await asyncio.sleep(0.02)
+    print(f'READY {base_url}', flush=True)
+    await serve
+
+
+if __name__ == '__main__':
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
