@@ -3,12 +3,18 @@
 
 pub mod auth;
 pub mod card;
+pub mod client;
+pub mod discovery;
 pub mod error;
 mod lenient;
+pub mod sse;
 pub mod state;
 pub mod types;
+mod v03;
+pub mod wire;
 
 pub use card::{AgentCard, Binding, ProtocolVersion};
+pub use client::{Client, ClientOptions, EventStream};
 pub use error::{Error, ErrorKind, Result};
 pub use lenient::parse_timestamp;
 pub use state::{StateClass, TaskState};

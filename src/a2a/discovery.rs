@@ -1,0 +1,188 @@
+//! Finding an agent card from whatever a user pastes: a base URL, a URL with a path prefix, the
+//! card URL itself, or a local JSON file (spec sections 8.2, 14.3).
+
+use std::path::Path;
+
+use reqwest::StatusCode;
+use url::Url;
+
+use super::auth::Token;
+use super::card::AgentCard;
+use super::error::{Error, Result, excerpt};
+
+pub const WELL_KNOWN: &str = ".well-known/agent-card.json";
+/// 0.2.x agents published the card here.
+pub const LEGACY_WELL_KNOWN: &str = ".well-known/agent.json";
+
+/// Where a card came from: relative interface URLs resolve against it.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    pub card: AgentCard,
+    pub source: String,
+    /// Base for relative URLs; `None` for a local file.
+    pub base: Option<Url>,
+}
+
+/// Parses what a user typed as a URL, adding `http://` to a bare `host:port`.
+pub fn parse_url(input: &str) -> Result<Url> {
+    let trimmed = input.trim();
+    let with_scheme = if trimmed.contains("://") {
+        trimmed.to_string()
+    } else {
+        format!("http://{trimmed}")
+    };
+    Url::parse(&with_scheme)
+        .map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))
+}
+
+/// The URLs to try, in order: the card URL itself, or the well-known paths under the given
+/// prefix and then at the host root.
+pub fn candidates(url: &Url) -> Vec<Url> {
+    if url.path().ends_with(".json") {
+        return vec![url.clone()];
+    }
+    let mut prefix = url.clone();
+    prefix.set_query(None);
+    prefix.set_fragment(None);
+    if !prefix.path().ends_with('/') {
+        let path = format!("{}/", prefix.path());
+        prefix.set_path(&path);
+    }
+    let root = prefix.join("/").ok();
+    let mut out = Vec::new();
+    for file in [WELL_KNOWN, LEGACY_WELL_KNOWN] {
+        for base in [Some(&prefix), root.as_ref()].into_iter().flatten() {
+            if let Ok(u) = base.join(file)
+                && !out.contains(&u)
+            {
+                out.push(u);
+            }
+        }
+    }
+    out
+}
+
+/// Fetches and decodes the card. A token meant for this agent goes on the card request too.
+pub async fn discover(
+    http: &reqwest::Client,
+    input: &str,
+    token: Option<&Token>,
+    agent: &str,
+) -> Result<Discovered> {
+    let path = Path::new(input);
+    if !input.contains("://") && path.is_file() {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: input.to_string(),
+            source,
+        })?;
+        let card = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
+        return Ok(Discovered {
+            card,
+            source: input.to_string(),
+            base: None,
+        });
+    }
+    let url = parse_url(input)?;
+    let tries = candidates(&url);
+    let mut last = String::from("nothing tried");
+    for candidate in &tries {
+        // Send the version header here too: a2a-js picks the card shape by it (PROTOCOL.md section 1).
+        let mut req = http
+            .get(candidate.clone())
+            .header("A2A-Version", "1.0")
+            .header("Accept", "application/json")
+            .timeout(std::time::Duration::from_secs(15));
+        if let Some(t) = token.filter(|t| t.meant_for_this_agent()) {
+            req = req.bearer_auth(t.secret.expose());
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| Error::transport(format!("fetching the card from {candidate}"), e))?;
+        let status = resp.status();
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Err(Error::Unauthorized {
+                status: status.as_u16(),
+                agent: agent.to_string(),
+                asks_for: None,
+                env_var: super::auth::env_var_for(agent),
+                sent_credential: token.is_some_and(Token::meant_for_this_agent),
+            });
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| Error::transport(format!("reading the card from {candidate}"), e))?;
+        if !status.is_success() {
+            last = format!("HTTP {} at {candidate}", status.as_u16());
+            continue;
+        }
+        match serde_json::from_slice::<AgentCard>(&bytes) {
+            // A catch-all web server may answer any path with a page: keep looking.
+            Ok(card) if !card.name.is_empty() || !card.interfaces().is_empty() => {
+                return Ok(Discovered {
+                    card,
+                    source: candidate.to_string(),
+                    base: Some(candidate.clone()),
+                });
+            }
+            Ok(_) => last = format!("{candidate} is JSON but not an agent card"),
+            Err(e) => {
+                last = format!(
+                    "{candidate} is not an agent card ({e}): {}",
+                    excerpt(&bytes)
+                )
+            }
+        }
+    }
+    let tried: Vec<String> = tries.iter().map(Url::to_string).collect();
+    Err(Error::CardNotFound {
+        tried: tried.join(", "),
+        last,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(u: &str) -> Vec<String> {
+        candidates(&parse_url(u).unwrap())
+            .iter()
+            .map(Url::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn base_urls_try_well_known_then_legacy() {
+        assert_eq!(
+            strs("localhost:41241"),
+            vec![
+                "http://localhost:41241/.well-known/agent-card.json",
+                "http://localhost:41241/.well-known/agent.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn prefixed_urls_try_under_the_prefix_first() {
+        assert_eq!(
+            strs("https://h/agents/trips"),
+            vec![
+                "https://h/agents/trips/.well-known/agent-card.json",
+                "https://h/.well-known/agent-card.json",
+                "https://h/agents/trips/.well-known/agent.json",
+                "https://h/.well-known/agent.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_card_url_is_used_as_is() {
+        assert_eq!(
+            strs("https://h/cards/x.json"),
+            vec!["https://h/cards/x.json"]
+        );
+    }
+}

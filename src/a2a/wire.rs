@@ -1,0 +1,383 @@
+//! The operations the client performs, and the two small adapters that put them on the wire:
+//! JSON-RPC (spec section 9) and HTTP+JSON (spec section 11). Everything else (headers, auth,
+//! status handling, SSE) is shared in `client`.
+
+use reqwest::Method;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::card::ProtocolVersion;
+use super::error::{Error, Result, WireError, excerpt};
+use super::sse::Frame;
+use super::types::{
+    GetTaskRequest, ListTasksRequest, SendMessageRequest, StreamResponse, TaskIdRequest,
+};
+use super::v03;
+
+/// One A2A operation (spec section 3.1).
+#[derive(Debug, Clone, Copy)]
+pub enum Call<'a> {
+    SendMessage(&'a SendMessageRequest),
+    SendStreamingMessage(&'a SendMessageRequest),
+    GetTask(&'a GetTaskRequest),
+    ListTasks(&'a ListTasksRequest),
+    CancelTask(&'a TaskIdRequest),
+    SubscribeToTask(&'a TaskIdRequest),
+    GetExtendedAgentCard,
+}
+
+impl Call<'_> {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::SendMessage(_) => "SendMessage",
+            Call::SendStreamingMessage(_) => "SendStreamingMessage",
+            Call::GetTask(_) => "GetTask",
+            Call::ListTasks(_) => "ListTasks",
+            Call::CancelTask(_) => "CancelTask",
+            Call::SubscribeToTask(_) => "SubscribeToTask",
+            Call::GetExtendedAgentCard => "GetExtendedAgentCard",
+        }
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        matches!(
+            self,
+            Call::SendStreamingMessage(_) | Call::SubscribeToTask(_)
+        )
+    }
+}
+
+/// An HTTP request, before headers.
+#[derive(Debug)]
+pub struct WireRequest {
+    pub method: Method,
+    /// Relative to the interface URL (REST) or empty (JSON-RPC posts to the interface URL).
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub body: Option<Value>,
+}
+
+// ---- JSON-RPC (spec section 9) ----
+
+pub mod jsonrpc {
+    use super::*;
+
+    fn method(call: &Call, version: ProtocolVersion) -> Result<&'static str> {
+        if version == ProtocolVersion::V1_0 {
+            return Ok(call.name());
+        }
+        // 0.3 method names (PROTOCOL.md section 7); 0.3 has no tasks/list.
+        Ok(match call {
+            Call::SendMessage(_) => "message/send",
+            Call::SendStreamingMessage(_) => "message/stream",
+            Call::GetTask(_) => "tasks/get",
+            Call::CancelTask(_) => "tasks/cancel",
+            Call::SubscribeToTask(_) => "tasks/resubscribe",
+            Call::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
+            Call::ListTasks(_) => {
+                return Err(Error::NotInVersion {
+                    operation: "ListTasks",
+                    version: "0.3",
+                });
+            }
+        })
+    }
+
+    fn params(call: &Call, version: ProtocolVersion) -> Value {
+        let v03 = version == ProtocolVersion::V0_3;
+        match call {
+            Call::SendMessage(r) | Call::SendStreamingMessage(r) if v03 => v03::send_params(r),
+            Call::SendMessage(r) | Call::SendStreamingMessage(r) => json!(r),
+            Call::GetTask(r) => json!(r),
+            Call::ListTasks(r) => json!(r),
+            Call::CancelTask(r) | Call::SubscribeToTask(r) => json!(r),
+            Call::GetExtendedAgentCard => json!({}),
+        }
+    }
+
+    pub fn request(call: &Call, version: ProtocolVersion, id: u64) -> Result<WireRequest> {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method(call, version)?, "params": params(call, version)});
+        Ok(WireRequest {
+            method: Method::POST,
+            path: String::new(),
+            query: Vec::new(),
+            body: Some(body),
+        })
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Envelope<T> {
+        result: Option<T>,
+        error: Option<WireError>,
+    }
+
+    /// A JSON-RPC response body; errors arrive with HTTP 200 too (a2a-python), so the status
+    /// alone decides nothing.
+    pub fn decode<T: DeserializeOwned>(what: &str, body: &[u8]) -> Result<T> {
+        let env: Envelope<T> =
+            serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
+        match (env.error, env.result) {
+            (Some(err), _) => Err(err.into_jsonrpc_error()),
+            (None, Some(result)) => Ok(result),
+            (None, None) => Err(Error::Http {
+                status: 200,
+                what: what.into(),
+                excerpt: excerpt(body),
+            }),
+        }
+    }
+
+    /// Each SSE `data:` is a whole JSON-RPC response (spec section 9.4.2).
+    pub fn decode_frame(frame: &Frame) -> Result<StreamResponse> {
+        decode("stream event", frame.data.as_bytes())
+    }
+}
+
+// ---- HTTP+JSON (spec section 11) ----
+
+pub mod rest {
+    use super::*;
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+    /// Task ids are opaque (spec section 3.4.1): escape everything but unreserved characters.
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~');
+
+    fn task_path(tenant: &Option<String>, id: &str, suffix: &str) -> String {
+        format!(
+            "{}/tasks/{}{suffix}",
+            tenant_prefix(tenant),
+            utf8_percent_encode(id, SEGMENT)
+        )
+    }
+
+    fn tenant_prefix(tenant: &Option<String>) -> String {
+        tenant
+            .as_deref()
+            .map(|t| format!("/{}", utf8_percent_encode(t, SEGMENT)))
+            .unwrap_or_default()
+    }
+
+    pub fn request(call: &Call, subscribe_method: Method) -> WireRequest {
+        let (method, path, query, body) = match call {
+            Call::SendMessage(r) => (
+                Method::POST,
+                format!("{}/message:send", tenant_prefix(&r.tenant)),
+                vec![],
+                Some(json!(r)),
+            ),
+            Call::SendStreamingMessage(r) => (
+                Method::POST,
+                format!("{}/message:stream", tenant_prefix(&r.tenant)),
+                vec![],
+                Some(json!(r)),
+            ),
+            Call::GetTask(r) => {
+                let query = r
+                    .history_length
+                    .map(|n| vec![("historyLength", n.to_string())])
+                    .unwrap_or_default();
+                (Method::GET, task_path(&r.tenant, &r.id, ""), query, None)
+            }
+            Call::ListTasks(r) => (
+                Method::GET,
+                format!("{}/tasks", tenant_prefix(&r.tenant)),
+                list_query(r),
+                None,
+            ),
+            Call::CancelTask(r) => {
+                let body = r
+                    .metadata
+                    .as_ref()
+                    .map_or_else(|| json!({}), |m| json!({"metadata": m}));
+                (
+                    Method::POST,
+                    task_path(&r.tenant, &r.id, ":cancel"),
+                    vec![],
+                    Some(body),
+                )
+            }
+            // [CONFLICT] spec says POST, proto says GET: the caller retries with GET on 405.
+            Call::SubscribeToTask(r) => (
+                subscribe_method,
+                task_path(&r.tenant, &r.id, ":subscribe"),
+                vec![],
+                None,
+            ),
+            Call::GetExtendedAgentCard => {
+                (Method::GET, "/extendedAgentCard".to_string(), vec![], None)
+            }
+        };
+        WireRequest {
+            method,
+            path,
+            query,
+            body,
+        }
+    }
+
+    /// Query names are the camelCase field names (spec section 11.5).
+    fn list_query(r: &ListTasksRequest) -> Vec<(&'static str, String)> {
+        let mut q = Vec::new();
+        let mut push = |k: &'static str, v: Option<String>| {
+            if let Some(v) = v {
+                q.push((k, v));
+            }
+        };
+        push("contextId", r.context_id.clone());
+        push(
+            "status",
+            r.status.as_ref().map(|s| s.proto_name().to_string()),
+        );
+        push("pageSize", r.page_size.map(|n| n.to_string()));
+        push("pageToken", r.page_token.clone().filter(|t| !t.is_empty()));
+        push("historyLength", r.history_length.map(|n| n.to_string()));
+        push(
+            "statusTimestampAfter",
+            r.status_timestamp_after.map(|t| t.to_string()),
+        );
+        push(
+            "includeArtifacts",
+            r.include_artifacts.map(|b| b.to_string()),
+        );
+        q
+    }
+
+    /// The shapes REST errors come in: google.rpc.Status (spec section 11.6), RFC 9457 problem
+    /// details (spec examples section 6.4), a2a-python 0.3 `{message}`, a2a-js 0.3 `{code, message}`.
+    #[derive(serde::Deserialize)]
+    struct ErrorBody {
+        error: Option<WireError>,
+        title: Option<String>,
+        detail: Option<String>,
+        message: Option<String>,
+        code: Option<Value>,
+    }
+
+    pub fn error_from_body(status: u16, what: &str, body: &[u8]) -> Error {
+        let Ok(parsed) = serde_json::from_slice::<ErrorBody>(body) else {
+            return Error::Http {
+                status,
+                what: what.into(),
+                excerpt: excerpt(body),
+            };
+        };
+        if let Some(err) = parsed.error {
+            return err.into_rest_error(status);
+        }
+        let message = match (parsed.title, parsed.detail, parsed.message) {
+            (Some(t), Some(d), _) => format!("{t}: {d}"),
+            (t, d, m) => match t.or(d).or(m) {
+                Some(m) => m,
+                None => {
+                    return Error::Http {
+                        status,
+                        what: what.into(),
+                        excerpt: excerpt(body),
+                    };
+                }
+            },
+        };
+        WireError {
+            code: parsed.code,
+            message: Some(message),
+            data: None,
+            details: None,
+            status: None,
+        }
+        .into_rest_error(status)
+    }
+
+    pub fn decode<T: DeserializeOwned>(what: &str, status: u16, body: &[u8]) -> Result<T> {
+        if !(200..300).contains(&status) {
+            return Err(error_from_body(status, what, body));
+        }
+        serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))
+    }
+
+    /// REST frames are the bare StreamResponse; SDKs send in-stream errors as `event: error` with
+    /// an `{"error": …}` body.
+    pub fn decode_frame(frame: &Frame) -> Result<StreamResponse> {
+        let data = frame.data.as_bytes();
+        if frame.event == "error" || frame.data.trim_start().starts_with("{\"error\"") {
+            return Err(error_from_body(500, "stream", data));
+        }
+        serde_json::from_slice(data).map_err(|e| Error::decode("stream event", data, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::error::ErrorKind;
+    use crate::a2a::types::TaskState;
+
+    #[test]
+    fn v03_has_its_own_method_names_and_no_list() {
+        let get = GetTaskRequest {
+            id: "t".into(),
+            ..Default::default()
+        };
+        let r = jsonrpc::request(&Call::GetTask(&get), ProtocolVersion::V0_3, 1).unwrap();
+        assert_eq!(r.body.unwrap()["method"], "tasks/get");
+        let list = ListTasksRequest::default();
+        let err = jsonrpc::request(&Call::ListTasks(&list), ProtocolVersion::V0_3, 2).unwrap_err();
+        assert_eq!(err.to_string(), "ListTasks does not exist in A2A 0.3");
+    }
+
+    #[test]
+    fn rest_paths_escape_ids_and_carry_the_tenant() {
+        let cancel = TaskIdRequest {
+            id: "a/b c".into(),
+            tenant: Some("acme".into()),
+            metadata: None,
+        };
+        let r = rest::request(&Call::CancelTask(&cancel), Method::POST);
+        assert_eq!(r.path, "/acme/tasks/a%2Fb%20c:cancel");
+        let list = ListTasksRequest {
+            context_id: Some("c-4".into()),
+            status: Some(TaskState::AuthRequired),
+            page_size: Some(100),
+            include_artifacts: Some(false),
+            ..Default::default()
+        };
+        let q = rest::request(&Call::ListTasks(&list), Method::GET).query;
+        assert_eq!(
+            q,
+            vec![
+                ("contextId", "c-4".to_string()),
+                ("status", "TASK_STATE_AUTH_REQUIRED".into()),
+                ("pageSize", "100".into()),
+                ("includeArtifacts", "false".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn rest_error_shapes_all_classify() {
+        let status = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"task t-9 not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}"#;
+        assert!(rest::error_from_body(404, "GetTask", status).is_kind(ErrorKind::TaskNotFound));
+        let problem =
+            br#"{"type":"about:blank","title":"Not found","status":404,"detail":"no task"}"#;
+        assert_eq!(
+            rest::error_from_body(404, "GetTask", problem).to_string(),
+            "AgentError (404): Not found: no task"
+        );
+        let js03 = br#"{"code":-32001,"message":"Task not found"}"#;
+        assert!(rest::error_from_body(404, "GetTask", js03).is_kind(ErrorKind::TaskNotFound));
+        let html = b"<html>404</html>";
+        assert!(matches!(
+            rest::error_from_body(404, "GetTask", html),
+            Error::Http { status: 404, .. }
+        ));
+    }
+
+    #[test]
+    fn jsonrpc_bodies_with_neither_result_nor_error_are_errors() {
+        let r: Result<Value> = jsonrpc::decode("GetTask", br#"{"jsonrpc":"2.0","id":1}"#);
+        assert!(matches!(r, Err(Error::Http { .. })));
+    }
+}
