@@ -21,6 +21,7 @@ from __future__ import annotations
 import http.client as hc
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -121,7 +122,9 @@ def _on_signal(signum: int, _frame: Any) -> None:
 
 
 class Response:
-    def __init__(self, status: int, reason: str, headers: list[tuple[str, str]], body: bytes):
+    def __init__(self, status: int, reason: str, headers: list[tuple[str, str]], body: bytes,
+                 aborted: str | None = None):
+        self.aborted = aborted  # set when the server broke the connection mid-body
         self.status = status
         self.reason = reason
         self.headers = headers
@@ -157,8 +160,17 @@ def http(agent: Agent, method: str, path: str, headers: dict[str, str],
         raw = bytearray()
         pending = bytearray()
         started = time.monotonic()
+        aborted = None
         while True:
-            chunk = resp.read1(65536)
+            try:
+                chunk = resp.read1(65536)
+            except hc.IncompleteRead as e:
+                raw += e.partial
+                aborted = f'IncompleteRead: connection closed without the final chunk ({e!r})'
+                break
+            except (ConnectionError, TimeoutError) as e:
+                aborted = f'{type(e).__name__}: {e}'
+                break
             if not chunk:
                 break
             raw += chunk
@@ -168,7 +180,7 @@ def http(agent: Agent, method: str, path: str, headers: dict[str, str],
                     on_event(_parse_event(ev_raw), ev_raw)
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
-        return Response(resp.status, resp.reason, resp.getheaders(), bytes(raw))
+        return Response(resp.status, resp.reason, resp.getheaders(), bytes(raw), aborted)
     finally:
         conn.close()
 
@@ -252,9 +264,12 @@ class Recorder:
                 'bytes': len(resp.body),
             },
         }
+        if resp.aborted:
+            entry['response']['aborted'] = resp.aborted
         with self.lock:
             self.index.append(entry)
-        print(f'  {resp.status} {fname} ({len(resp.body)} bytes)', flush=True)
+        print(f'  {resp.status} {fname} ({len(resp.body)} bytes)'
+              + (' ABORTED' if resp.aborted else ''), flush=True)
         return resp
 
     def write_index(self) -> None:
@@ -407,7 +422,39 @@ def capture_v1(setcfg: dict) -> None:
         run_v1_auth(agent, rec, tok)
     finally:
         agent.stop()
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'assistant', '--v03-compat')
+    try:
+        run_v1_compat(agent, rec)
+    finally:
+        agent.stop()
     rec.write_index()
+
+
+def run_v1_compat(agent: Agent, rec: Recorder) -> None:
+    """The 1.3.0 agent with the SDK's 0.3 adapter on: hybrid card, 0.3 methods."""
+    print(f'{rec.dir.name} compat', flush=True)
+    c = V1(agent, rec)
+    c.get('compat-card.json', 'GET', '/.well-known/agent-card.json',
+          'hybrid card: 1.0 card + a 0.3 interface, SDK merges 0.3 top-level fields')
+    c.get('compat-card-no-version.json', 'GET', '/.well-known/agent-card.json',
+          'hybrid card without A2A-Version (same body)', headers={})
+    h03 = {'Content-Type': 'application/json'}
+    m03 = {'kind': 'message', 'messageId': mid(), 'role': 'user',
+           'parts': [{'kind': 'text', 'text': 'run tests'}]}
+    r = c.rpc('compat-jsonrpc03-message-send.json', 'message/send', {'message': m03},
+              '0.3 message/send without A2A-Version through the 1.3.0 compat adapter', headers=h03)
+    t = r.json().get('result', {})
+    c.rpc('compat-jsonrpc03-message-stream.sse', 'message/stream',
+          {'message': {**m03, 'messageId': mid()}},
+          '0.3 message/stream through the compat adapter',
+          headers={**h03, 'Accept': 'text/event-stream'})
+    if t.get('id'):
+        c.rpc('compat-jsonrpc03-tasks-get.json', 'tasks/get', {'id': t['id']},
+              '0.3 tasks/get through the compat adapter', headers=h03)
+    c.rpc('compat-jsonrpc10-send.json', 'SendMessage', {'message': user_msg('run tests')},
+          '1.0 SendMessage (A2A-Version: 1.0) on the same endpoint')
+    c.rest('compat-rest03-get-task.json', 'GET', f'/v1/tasks/{t.get("id", "x")}', None,
+           '0.3 REST GET /v1/tasks/{id} (compat adapter, no A2A-Version)', headers={})
 
 
 def run_v1_misc(agent: Agent, rec: Recorder) -> None:
@@ -495,7 +542,10 @@ def run_v1_binding(agent: Agent, rec: Recorder, rest: bool) -> None:
     # 4. streams
     stream(f'{p}-stream-run.sse', 'run tests', 'SendStreamingMessage "run tests"')
     stream(f'{p}-stream-fail.sse', 'run tests, fail please', 'SendStreamingMessage "... fail ..." -> FAILED')
-    stream(f'{p}-stream-crash.sse', 'crash', 'SendStreamingMessage "crash": the executor raises mid-stream')
+    r = stream(f'{p}-stream-crash.sse', 'crash', 'SendStreamingMessage "crash": the executor raises mid-stream')
+    crashed, _ = _first_task_id(r, rest)
+    time.sleep(0.2)
+    get_task(f'{p}-get-task-crashed.json', crashed, 'GetTask on the task whose executor raised')
     stream(f'{p}-stream-reject.sse', 'reject this', 'SendStreamingMessage "reject" -> REJECTED')
     stream(f'{p}-stream-message.sse', 'hello', 'SendStreamingMessage "hello" -> one message event')
     r = stream(f'{p}-stream-question.sse', 'question: review the payments-api diff',
@@ -769,6 +819,15 @@ def run_v03(agent: Agent, rec: Recorder) -> None:
         'message/send with configuration.blocking=false')
     rpc('message-stream-run.sse', 'message/stream', {'message': msg('run tests')},
         'message/stream "run tests"', stream=True)
+    rpc('message-stream-message.sse', 'message/stream', {'message': msg('hello')},
+        'message/stream "hello" -> one Message', stream=True)
+    r = rpc('message-stream-crash.sse', 'message/stream', {'message': msg('crash')},
+            'message/stream "crash": the executor raises mid-stream', stream=True)
+    first = _parse_event(r.body.replace(b'\r\n', b'\n').split(b'\n\n')[0]).get('data') or {}
+    if isinstance(first, dict) and first.get('result', {}).get('id'):
+        time.sleep(0.2)
+        rpc('tasks-get-crashed.json', 'tasks/get', {'id': first['result']['id']},
+            'tasks/get on the task whose executor raised')
     rpc('message-stream-fail.sse', 'message/stream', {'message': msg('run tests, fail please')},
         'message/stream "fail" -> failed', stream=True)
     r = rpc('message-stream-question.sse', 'message/stream',
@@ -831,8 +890,8 @@ def run_v03(agent: Agent, rec: Recorder) -> None:
     rpc('error-task-not-found.json', 'tasks/get', {'id': bogus}, 'tasks/get unknown id')
     rpc('error-cancel-terminal.json', 'tasks/cancel', {'id': run_task['id']},
         'tasks/cancel on a completed task')
-    rpc('error-resubscribe-terminal.json', 'tasks/resubscribe', {'id': run_task['id']},
-        'tasks/resubscribe on a completed task', stream=True)
+    rpc('error-resubscribe-terminal.sse', 'tasks/resubscribe', {'id': run_task['id']},
+        'tasks/resubscribe on a completed task: an SSE stream with one error frame', stream=True)
     rpc('error-method-not-found.json', 'SendMessage',
         {'message': {'messageId': mid(), 'role': 'ROLE_USER', 'parts': [{'text': 'run tests'}]}},
         '1.0 method name SendMessage on a 0.3 server')
@@ -847,6 +906,106 @@ def run_v03(agent: Agent, rec: Recorder) -> None:
 
 
 # --------------------------------------------------------------------------
+
+
+BEGIN = '<!-- BEGIN GENERATED by capture.py: do not edit below -->'
+END = '<!-- END GENERATED -->'
+
+SET_TITLES = {
+    'py-1.3.0': 'py-1.3.0: a2a-sdk 1.3.0 (tests/interop/python/agent.py), A2A 1.0, JSON-RPC + HTTP+JSON',
+    'py-0.3': 'py-0.3: a2a-sdk 0.3.26 (tests/interop/python03/agent.py), A2A 0.3, JSON-RPC',
+}
+
+
+def _brief(obj: Any) -> str:
+    """Short JSON for the README: a message is reduced to its text and ids."""
+    def shrink(o: Any) -> Any:
+        if isinstance(o, dict):
+            if 'messageId' in o and 'parts' in o:
+                texts = [p.get('text') for p in o['parts'] if isinstance(p, dict) and 'text' in p]
+                out: dict[str, Any] = {'text': ' '.join(t for t in texts if t)}
+                if 'role' in o and o['role'] != 'ROLE_USER':
+                    out['role'] = o['role']
+                if 'kind' in o:
+                    out['kind'] = o['kind']
+                for k in ('taskId', 'contextId'):
+                    if k in o:
+                        out[k] = '<' + k + '>'
+                return out
+            return {k: shrink(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [shrink(v) for v in o]
+        if isinstance(o, str) and len(o) == 36 and o.count('-') == 4:
+            return '<id>'
+        return o
+    text = json.dumps(shrink(obj), separators=(',', ':'))
+    return text if len(text) <= 110 else text[:107] + '...'
+
+
+def _describe_request(req: dict, v1: bool = True) -> str:
+    body = req.get('body')
+    method = req['method']
+    path = req['path']
+    rpc = None
+    if isinstance(body, dict) and 'method' in body:
+        rpc = body['method']
+        params = body.get('params')
+        brief = _brief(params) if params is not None else ''
+        text = f'`{method} {path}` `{rpc}` `{brief}`'
+    elif isinstance(body, (dict, list)):
+        brief = _brief(body)
+        text = f'`{method} {path}` body `{brief}`'
+    elif isinstance(body, str):
+        text = f'`{method} {path}` raw body `{body[:60]}`'
+    else:
+        text = f'`{method} {path}`'
+    text = re.sub(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '{id}', text)
+    text = re.sub(r'pageToken=[A-Za-z0-9_=-]+', 'pageToken=<token>', text)
+    hdr = req.get('headers', {})
+    flags = []
+    if v1 and 'A2A-Version' not in hdr and path.startswith(('/a2a', '/.well-known')):
+        flags.append('no A2A-Version')
+    elif 'A2A-Version' in hdr and hdr['A2A-Version'] != '1.0':
+        flags.append(f'A2A-Version {hdr["A2A-Version"]}')
+    if 'Authorization' in hdr:
+        flags.append('Authorization: ' + ('Bearer <token>' if hdr['Authorization'] != 'Bearer nope'
+                                           else 'Bearer nope'))
+    if 'If-None-Match' in hdr:
+        flags.append('If-None-Match')
+    if flags:
+        text += ' (' + ', '.join(flags) + ')'
+    return text
+
+
+def write_readme() -> None:
+    readme = GOLDEN / 'README.md'
+    head = readme.read_text() if readme.exists() else f'# Golden captures\n\n{BEGIN}\n{END}\n'
+    if BEGIN not in head:
+        head = head.rstrip('\n') + f'\n\n{BEGIN}\n{END}\n'
+    before = head.split(BEGIN)[0]
+    after = head.split(END, 1)[1] if END in head else '\n'
+    out = [BEGIN, '']
+    for name in SETS:
+        idx_path = GOLDEN / name / 'INDEX.json'
+        if not idx_path.exists():
+            continue
+        idx = json.loads(idx_path.read_text())
+        out.append(f'### {SET_TITLES.get(name, name)}')
+        out.append('')
+        out.append('| file | request | HTTP status, content-type | what it shows |')
+        out.append('|---|---|---|---|')
+        for e in idx:
+            resp = e['response']
+            ct = dict(resp['headers']).get('content-type', '-')
+            status = f'{resp["status"]}, `{ct}`'
+            if resp.get('aborted'):
+                status += ', **connection aborted mid-body**'
+            note = e['note'].replace('|', '\\|')
+            req = _describe_request(e['request'], v1=name != 'py-0.3').replace('|', '\\|')
+            out.append(f'| `{e["file"]}` | {req} | {status} | {note} |')
+        out.append('')
+    out.append(END)
+    readme.write_text(before + '\n'.join(out) + after)
 
 
 def ensure_venv(cfg: dict) -> None:
@@ -873,6 +1032,7 @@ def main() -> None:
             t0 = time.monotonic()
             (capture_v1 if name == 'py-1.3.0' else capture_v03)(cfg)
             print(f'{name}: done in {time.monotonic() - t0:.1f} s', flush=True)
+        write_readme()
     finally:
         _stop_all()
 

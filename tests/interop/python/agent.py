@@ -13,6 +13,7 @@ Interop fixture for a2a-watch. One process serves:
   POST /reject/{taskId}               out-of-band refusal  (not A2A)
 
 Run:  .venv-py13/bin/python agent.py --port 0 [--token T] [--name test-runner]
+          [--prefer jsonrpc|rest] [--v03-compat]
 It prints `READY http://127.0.0.1:PORT` once listening.
 
 Behaviour, chosen by the text of the user message (first match wins):
@@ -277,7 +278,8 @@ class InteropExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([new_text_part('Canceled by request')]))
 
 
-def build_card(name: str, base_url: str, token: str | None, prefer: str) -> AgentCard:
+def build_card(name: str, base_url: str, token: str | None, prefer: str,
+               v03_compat: bool = False) -> AgentCard:
     jsonrpc = AgentInterface(
         url=f'{base_url}{JSONRPC_PATH}',
         protocol_binding=TransportProtocol.JSONRPC.value,
@@ -289,6 +291,16 @@ def build_card(name: str, base_url: str, token: str | None, prefer: str) -> Agen
         protocol_version='1.0',
     )
     interfaces = [rest, jsonrpc] if prefer == 'rest' else [jsonrpc, rest]
+    if v03_compat:
+        # Declaring a 0.3 interface makes the SDK merge the 0.3 top-level card
+        # fields (url, preferredTransport, protocolVersion, ...) in: a hybrid card.
+        interfaces.append(
+            AgentInterface(
+                url=f'{base_url}{JSONRPC_PATH}',
+                protocol_binding=TransportProtocol.JSONRPC.value,
+                protocol_version='0.3',
+            )
+        )
     card = AgentCard(
         name=name,
         description=f'{name}: a2a-watch interop agent (a2a-sdk 1.3.0, Python)',
@@ -383,9 +395,10 @@ class BearerAuth:
         await send({'type': 'http.response.body', 'body': body})
 
 
-def build_app(name: str, base_url: str, token: str | None, prefer: str) -> Any:
+def build_app(name: str, base_url: str, token: str | None, prefer: str,
+              v03_compat: bool = False) -> Any:
     approvals = Approvals()
-    card = build_card(name, base_url, token, prefer)
+    card = build_card(name, base_url, token, prefer, v03_compat)
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(base_url, approvals),
         task_store=InMemoryTaskStore(),
@@ -412,8 +425,12 @@ def build_app(name: str, base_url: str, token: str | None, prefer: str) -> Any:
         Route('/approve/{task_id}', approve, methods=['POST']),
         Route('/reject/{task_id}', reject, methods=['POST']),
         *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, rpc_url=JSONRPC_PATH),
-        *create_rest_routes(handler, path_prefix=REST_PREFIX),
+        *create_jsonrpc_routes(
+            handler, rpc_url=JSONRPC_PATH, enable_v0_3_compat=v03_compat
+        ),
+        *create_rest_routes(
+            handler, path_prefix=REST_PREFIX, enable_v0_3_compat=v03_compat
+        ),
     ]
     app: Any = Starlette(routes=routes)
     if token:
@@ -428,6 +445,8 @@ async def main() -> None:
     ap.add_argument('--name', default='test-runner', help='agent name on the card')
     ap.add_argument('--prefer', choices=['jsonrpc', 'rest'], default='jsonrpc',
                     help='which interface the card lists first')
+    ap.add_argument('--v03-compat', action='store_true',
+                    help='also serve A2A 0.3 (SDK adapter) and declare a 0.3 JSONRPC interface')
     ap.add_argument('--log-level', default='warning')
     args = ap.parse_args()
 
@@ -439,7 +458,7 @@ async def main() -> None:
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}'
 
-    app = build_app(args.name, base_url, args.token, args.prefer)
+    app = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat)
     config = uvicorn.Config(
         app, log_level=args.log_level, access_log=False, lifespan='off',
         timeout_graceful_shutdown=1,

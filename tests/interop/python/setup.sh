@@ -5,7 +5,7 @@ set -euo pipefail
 
 SDK_VERSION="1.3.0"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${A2A_PY13_VENV:-$HERE/../.venv-py13}"
+VENV="${A2A_PY13_VENV:-$(cd "$HERE/.." && pwd)/.venv-py13}"
 PYTHON="${PYTHON:-}"
 if [[ -z "$PYTHON" ]]; then
   for cand in python3.11 python3.12 python3.13 python3; do
