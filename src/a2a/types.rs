@@ -383,6 +383,38 @@ pub struct TaskArtifactUpdateEvent {
     pub metadata: Option<Metadata>,
 }
 
+impl Artifact {
+    /// The text parts run together: chunks of one artifact carry their own line breaks.
+    pub fn text(&self) -> String {
+        self.parts.iter().filter_map(Part::as_text).collect()
+    }
+}
+
+impl TaskArtifactUpdateEvent {
+    /// Folds this chunk into a task's artifacts (spec section 4.7): `append` adds the parts to the
+    /// artifact with the same id, otherwise the artifact is new or replaced. An append for an
+    /// artifact we never saw (we joined mid-stream) starts it, rather than losing the chunk.
+    pub fn apply_to(&self, artifacts: &mut Vec<Artifact>) {
+        let incoming = &self.artifact;
+        match artifacts
+            .iter_mut()
+            .find(|a| a.artifact_id == incoming.artifact_id)
+        {
+            Some(existing) if self.append => {
+                existing.parts.extend(incoming.parts.iter().cloned());
+                if incoming.name.is_some() {
+                    existing.name = incoming.name.clone();
+                }
+                if incoming.metadata.is_some() {
+                    existing.metadata = incoming.metadata.clone();
+                }
+            }
+            Some(existing) => *existing = incoming.clone(),
+            None => artifacts.push(incoming.clone()),
+        }
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -702,6 +734,27 @@ mod tests {
         assert_eq!(a.context_id, "");
         assert_eq!(a.artifact.artifact_id, "");
         assert!(!a.append && !a.last_chunk);
+    }
+
+    #[test]
+    fn artifact_chunks_assemble_and_replacements_replace() {
+        let chunk = |append: bool, text: &str| TaskArtifactUpdateEvent {
+            artifact: Artifact {
+                artifact_id: "log".into(),
+                parts: vec![Part::text(text)],
+                ..Default::default()
+            },
+            append,
+            ..Default::default()
+        };
+        let mut arts = Vec::new();
+        chunk(true, "joined late ").apply_to(&mut arts);
+        chunk(true, "a").apply_to(&mut arts);
+        assert_eq!(arts[0].text(), "joined late a");
+        chunk(false, "fresh").apply_to(&mut arts);
+        chunk(true, "b").apply_to(&mut arts);
+        assert_eq!(arts.len(), 1);
+        assert_eq!(arts[0].text(), "freshb");
     }
 
     #[test]

@@ -16,7 +16,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 fn golden_dir(set: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(set)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(set)
 }
 
 #[derive(serde::Deserialize)]
@@ -55,7 +57,10 @@ fn normalize(v: &Value) -> Value {
                     continue;
                 }
                 let n = if k == "timestamp" || k.ends_with("Timestamp") {
-                    v.as_str().and_then(parse_timestamp).map(|t| Value::String(t.to_string())).unwrap_or(v.clone())
+                    v.as_str()
+                        .and_then(parse_timestamp)
+                        .map(|t| Value::String(t.to_string()))
+                        .unwrap_or(v.clone())
                 } else {
                     normalize(v)
                 };
@@ -85,12 +90,17 @@ fn decode_and_reencode<T: DeserializeOwned + Serialize + PartialEq + std::fmt::D
     payload: &Value,
     strict: bool,
 ) -> T {
-    let decoded: T = serde_json::from_value(payload.clone()).unwrap_or_else(|e| panic!("{name}: {e}\n{payload}"));
+    let decoded: T = serde_json::from_value(payload.clone())
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{payload}"));
     let encoded = serde_json::to_value(&decoded).expect("encodes");
     let again: T = serde_json::from_value(encoded.clone()).expect("re-decodes");
     assert_eq!(decoded, again, "{name}: decode(encode(x)) != x");
     if strict {
-        assert_eq!(normalize(&encoded), normalize(payload), "{name}: re-encoding differs");
+        assert_eq!(
+            normalize(&encoded),
+            normalize(payload),
+            "{name}: re-encoding differs"
+        );
     }
     decoded
 }
@@ -149,17 +159,25 @@ fn expected_error_kind(set: &str, file: &str) -> Option<ErrorKind> {
         ("version-2", ErrorKind::VersionNotSupported),
         ("method-not-found", ErrorKind::MethodNotFound),
         ("tasks-list", ErrorKind::MethodNotFound),
-        ("push-not-supported", ErrorKind::PushNotificationNotSupported),
+        (
+            "push-not-supported",
+            ErrorKind::PushNotificationNotSupported,
+        ),
         ("error-parse", ErrorKind::JsonParse),
         ("wrong-context", ErrorKind::InvalidParams),
         ("page-size-0", ErrorKind::InvalidParams),
     ];
-    table.iter().find(|(frag, _)| file.contains(frag)).map(|(_, k)| *k)
+    table
+        .iter()
+        .find(|(frag, _)| file.contains(frag))
+        .map(|(_, k)| *k)
 }
 
 fn frames_of(body: &[u8]) -> Vec<sse::Frame> {
     let chunks: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::copy_from_slice(body))];
-    let all: Vec<_> = futures::executor::block_on(sse::frames(futures::stream::iter(chunks), sse::DEFAULT_FRAME_LIMIT).collect());
+    let all: Vec<_> = futures::executor::block_on(
+        sse::frames(futures::stream::iter(chunks), sse::DEFAULT_FRAME_LIMIT).collect(),
+    );
     all.into_iter().map(|f| f.expect("frames parse")).collect()
 }
 
@@ -171,7 +189,11 @@ struct Tally {
 
 fn check_set(set: &str) -> Tally {
     let strict_set = set == "py-1.3.0";
-    let mut tally = Tally { decoded: 0, errors: 0, events: 0 };
+    let mut tally = Tally {
+        decoded: 0,
+        errors: 0,
+        events: 0,
+    };
     for e in index(set) {
         let path = &e.request.path;
         let status = e.response.status;
@@ -187,16 +209,30 @@ fn check_set(set: &str) -> Tally {
 
         if e.file.ends_with(".sse") {
             let frames = frames_of(&body);
-            assert!(!frames.is_empty() || e.file.contains("crash"), "{name}: no frames");
+            assert!(
+                !frames.is_empty() || e.file.contains("crash"),
+                "{name}: no frames"
+            );
             for f in frames {
-                let decoded = if is_rest { rest::decode_frame(&f) } else { jsonrpc::decode_frame(&f) };
+                let decoded = if is_rest {
+                    rest::decode_frame(&f)
+                } else {
+                    jsonrpc::decode_frame(&f)
+                };
                 match decoded {
                     Ok(ev) => {
                         let data: Value = serde_json::from_str(&f.data).unwrap();
-                        let payload = if is_rest { data } else { data["result"].clone() };
+                        let payload = if is_rest {
+                            data
+                        } else {
+                            data["result"].clone()
+                        };
                         decode_and_reencode::<StreamResponse>(&name, &payload, strict);
                         tally.events += 1;
-                        assert!(ev.task_id().is_some() || matches!(ev, StreamResponse::Message(_)), "{name}");
+                        assert!(
+                            ev.task_id().is_some() || matches!(ev, StreamResponse::Message(_)),
+                            "{name}"
+                        );
                     }
                     Err(Error::Agent { kind, .. }) => {
                         assert!(
@@ -212,27 +248,44 @@ fn check_set(set: &str) -> Tally {
         }
 
         if e.file.ends_with(".txt") {
-            assert!(matches!(rest::error_from_body(status, "GET", &body), Error::Http { status: 404, .. }), "{name}");
+            assert!(
+                matches!(
+                    rest::error_from_body(status, "GET", &body),
+                    Error::Http { status: 404, .. }
+                ),
+                "{name}"
+            );
             tally.errors += 1;
             continue;
         }
 
-        let json: Value = serde_json::from_slice(&body).unwrap_or_else(|err| panic!("{name}: {err}"));
-        let failed = if is_rest { status >= 400 } else { json.get("error").is_some() };
+        let json: Value =
+            serde_json::from_slice(&body).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let failed = if is_rest {
+            status >= 400
+        } else {
+            json.get("error").is_some()
+        };
         if failed {
             let err = if is_rest {
                 rest::error_from_body(status, "call", &body)
             } else {
                 jsonrpc::decode::<Value>("call", &body).unwrap_err()
             };
-            let Error::Agent { kind, .. } = err else { panic!("{name}: {err:?}") };
+            let Error::Agent { kind, .. } = err else {
+                panic!("{name}: {err:?}")
+            };
             if let Some(want) = expected_error_kind(set, &e.file) {
                 assert_eq!(kind, want, "{name}");
             }
             tally.errors += 1;
             continue;
         }
-        let payload = if is_rest || shape(&e) == Shape::Card { json.clone() } else { json["result"].clone() };
+        let payload = if is_rest || shape(&e) == Shape::Card {
+            json.clone()
+        } else {
+            json["result"].clone()
+        };
         match shape(&e) {
             Shape::Send => {
                 decode_and_reencode::<StreamResponse>(&name, &payload, strict);
@@ -251,7 +304,11 @@ fn check_set(set: &str) -> Tally {
             }
             Shape::Card => {
                 let card: AgentCard = serde_json::from_value(payload).unwrap();
-                let spoken = card.interfaces().iter().filter(|i| i.supported().is_some()).count();
+                let spoken = card
+                    .interfaces()
+                    .iter()
+                    .filter(|i| i.supported().is_some())
+                    .count();
                 assert!(spoken > 0, "{name}: no interface we speak");
             }
             Shape::Other => panic!("{name}: unclassified success"),
@@ -265,13 +322,25 @@ fn check_set(set: &str) -> Tally {
 fn every_python_sdk_1_3_capture_decodes_and_reencodes() {
     let t = check_set("py-1.3.0");
     // Guards against a silently empty set.
-    assert!(t.decoded >= 25 && t.errors >= 25 && t.events >= 40, "decoded {} errors {} events {}", t.decoded, t.errors, t.events);
+    assert!(
+        t.decoded >= 25 && t.errors >= 25 && t.events >= 40,
+        "decoded {} errors {} events {}",
+        t.decoded,
+        t.errors,
+        t.events
+    );
 }
 
 #[test]
 fn every_python_sdk_0_3_capture_decodes() {
     let t = check_set("py-0.3");
-    assert!(t.decoded >= 10 && t.errors >= 5 && t.events >= 15, "decoded {} errors {} events {}", t.decoded, t.errors, t.events);
+    assert!(
+        t.decoded >= 10 && t.errors >= 5 && t.events >= 15,
+        "decoded {} errors {} events {}",
+        t.decoded,
+        t.errors,
+        t.events
+    );
 }
 
 #[test]
@@ -280,7 +349,13 @@ fn v03_and_v10_runs_decode_to_the_same_states() {
         let body = std::fs::read(golden_dir(set).join(file)).unwrap();
         frames_of(&body)
             .iter()
-            .filter_map(|f| if rest_binding { rest::decode_frame(f).ok() } else { jsonrpc::decode_frame(f).ok() })
+            .filter_map(|f| {
+                if rest_binding {
+                    rest::decode_frame(f).ok()
+                } else {
+                    jsonrpc::decode_frame(f).ok()
+                }
+            })
             .filter_map(|ev| match ev {
                 StreamResponse::Task(t) => Some(t.status.state.short_name().to_string()),
                 StreamResponse::StatusUpdate(u) => Some(u.status.state.short_name().to_string()),

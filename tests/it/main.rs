@@ -1,1 +1,4 @@
 mod golden;
+mod peers;
+mod scenarios;
+mod sdk_python;

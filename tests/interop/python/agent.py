@@ -40,8 +40,10 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import socket
 import sys
+import threading
 
 from typing import Any
 
@@ -448,7 +450,11 @@ async def main() -> None:
     ap.add_argument('--v03-compat', action='store_true',
                     help='also serve A2A 0.3 (SDK adapter) and declare a 0.3 JSONRPC interface')
     ap.add_argument('--log-level', default='warning')
+    ap.add_argument('--exit-with-parent', action='store_true',
+                    help='exit when stdin closes, so a test harness that dies leaves no agent behind')
     args = ap.parse_args()
+    if args.exit_with_parent:
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
 
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import socket
 import sys
+import threading
 
 from typing import Any
 
@@ -288,7 +290,11 @@ async def main() -> None:
     ap.add_argument('--port', type=int, default=0)
     ap.add_argument('--name', default='test-runner')
     ap.add_argument('--log-level', default='warning')
+    ap.add_argument('--exit-with-parent', action='store_true',
+                    help='exit when stdin closes, so a test harness that dies leaves no agent behind')
     args = ap.parse_args()
+    if args.exit_with_parent:
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
