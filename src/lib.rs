@@ -1,6 +1,11 @@
 //! a2a-watch: watch and steer the work AI agents do for each other over A2A.
 //!
-//! Data flows one way: `a2a` (protocol client) and `demo` (built-in agents) know nothing of the
-//! front ends; the command line in `cli` drives them.
+//! Data flows one way: `watch` (network tasks, built on the `a2a` client) produces events, the
+//! `store` applies them, front ends render views of the store. `a2a` and `watch` know nothing of
+//! the front ends; `demo` holds the built-in agents.
 
 pub mod a2a;
+pub mod ndjson;
+pub mod store;
+pub mod text;
+pub mod watch;

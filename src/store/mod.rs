@@ -1,0 +1,477 @@
+//! The one place where watch events become state. Plain data, no I/O, no async: the dashboard
+//! renders views of it, the headless mode prints what changed, tests drive it by hand.
+//!
+//! Applying is idempotent and order-tolerant: the same event twice changes nothing, and a
+//! snapshot older than what we hold does not roll a task back (streams, ListTasks and GetTask
+//! race each other, and the protocol has no sequence numbers).
+
+pub mod query;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::a2a::{
+    Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use crate::watch::event::{AgentId, AgentInfo, Event, Health, WatchMode};
+
+/// A task is known by its agent and its id (ids are only unique per agent).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TaskKey {
+    pub agent: AgentId,
+    pub id: Arc<str>,
+}
+
+/// One state a task was seen in. The protocol keeps no transition history, so only a watcher
+/// can show this.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    pub state: TaskState,
+    pub at: Timestamp,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskEntry {
+    pub key: TaskKey,
+    pub context: String,
+    pub status: TaskStatus,
+    pub artifacts: Vec<Artifact>,
+    pub history: Vec<Message>,
+    pub metadata: Option<Metadata>,
+    pub timeline: VecDeque<Transition>,
+    /// Timeline entries dropped to stay within the limit, so the view can say so.
+    pub timeline_dropped: usize,
+    /// When the task entered its current state.
+    pub state_since: Timestamp,
+    pub updated: Timestamp,
+    /// The last whole snapshot as JSON, for the detail view.
+    pub raw: Option<Value>,
+    pub watch: Option<WatchMode>,
+    pub error: Option<String>,
+    /// The store version at which this task first appeared (for the "N new" counter).
+    pub first_seen: u64,
+}
+
+impl TaskEntry {
+    pub fn state(&self) -> &TaskState {
+        &self.status.state
+    }
+
+    pub fn class(&self) -> StateClass {
+        self.status.state.class()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentEntry {
+    pub name: String,
+    pub url: String,
+    pub health: Health,
+    pub info: Option<AgentInfo>,
+}
+
+/// Tasks per class on one agent; terminal ones split into success and the rest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub active: usize,
+    pub interrupted: usize,
+    pub completed: usize,
+    /// FAILED, CANCELED, REJECTED.
+    pub ended: usize,
+    pub unknown: usize,
+}
+
+impl Counts {
+    fn add(&mut self, state: &TaskState) {
+        match state.class() {
+            StateClass::Active => self.active += 1,
+            StateClass::Interrupted => self.interrupted += 1,
+            StateClass::Terminal if *state == TaskState::Completed => self.completed += 1,
+            StateClass::Terminal => self.ended += 1,
+            StateClass::Unknown => self.unknown += 1,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.active + self.interrupted + self.completed + self.ended + self.unknown
+    }
+}
+
+/// What applying one event did, for the headless mode and the notifier.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    Nothing,
+    Agent(AgentId),
+    Task(TaskKey),
+    /// The task's state moved (a new timeline entry).
+    State(TaskKey),
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub timeline: usize,
+    pub history: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeline: 64,
+            history: 50,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Store {
+    pub agents: Vec<AgentEntry>,
+    tasks: HashMap<TaskKey, TaskEntry>,
+    pub limits: Limits,
+    /// Bumped on every change; views cache on it.
+    version: u64,
+}
+
+impl Store {
+    pub fn new(agents: impl IntoIterator<Item = (String, String)>) -> Store {
+        Store {
+            agents: agents
+                .into_iter()
+                .map(|(name, url)| AgentEntry {
+                    name,
+                    url,
+                    health: Health::Connecting,
+                    info: None,
+                })
+                .collect(),
+            ..Store::default()
+        }
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {
+        self.tasks.get(key)
+    }
+
+    pub fn tasks(&self) -> impl Iterator<Item = &TaskEntry> {
+        self.tasks.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    pub fn agent_name(&self, agent: AgentId) -> &str {
+        self.agents.get(agent).map_or("?", |a| a.name.as_str())
+    }
+
+    pub fn counts(&self, agent: AgentId) -> Counts {
+        let mut c = Counts::default();
+        for t in self.tasks.values().filter(|t| t.key.agent == agent) {
+            c.add(t.state());
+        }
+        c
+    }
+
+    pub fn total_counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for t in self.tasks.values() {
+            c.add(t.state());
+        }
+        c
+    }
+
+    /// Every task waiting on a person, oldest first.
+    pub fn interrupts(&self) -> Vec<&TaskEntry> {
+        let mut waiting: Vec<&TaskEntry> = self
+            .tasks
+            .values()
+            .filter(|t| t.class() == StateClass::Interrupted)
+            .collect();
+        waiting.sort_by(|a, b| {
+            a.state_since
+                .cmp(&b.state_since)
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        waiting
+    }
+
+    pub fn apply(&mut self, event: Event) -> Change {
+        let change = match event {
+            Event::Info { agent, info } => match self.agents.get_mut(agent) {
+                Some(a) if a.info.as_ref() != Some(&info) => {
+                    if a.name.is_empty() {
+                        a.name = info.name.clone();
+                    }
+                    a.info = Some(info);
+                    Change::Agent(agent)
+                }
+                _ => Change::Nothing,
+            },
+            Event::Health { agent, health } => match self.agents.get_mut(agent) {
+                Some(a) if a.health != health => {
+                    a.health = health;
+                    Change::Agent(agent)
+                }
+                _ => Change::Nothing,
+            },
+            Event::Snapshot { agent, task, seen } => self.apply_snapshot(agent, task, seen),
+            Event::Update { agent, event, seen } => self.apply_update(agent, event, seen),
+            Event::Watching { agent, task, mode } => {
+                let key = TaskKey {
+                    agent,
+                    id: task.into(),
+                };
+                match self.tasks.get_mut(&key) {
+                    Some(t) if t.watch != Some(mode) => {
+                        t.watch = Some(mode);
+                        Change::Task(key)
+                    }
+                    _ => Change::Nothing,
+                }
+            }
+            Event::TaskError {
+                agent,
+                task,
+                message,
+            } => {
+                let key = TaskKey {
+                    agent,
+                    id: task.into(),
+                };
+                match self.tasks.get_mut(&key) {
+                    Some(t) if t.error.as_deref() != Some(&message) => {
+                        t.error = Some(message);
+                        Change::Task(key)
+                    }
+                    _ => Change::Nothing,
+                }
+            }
+        };
+        if change != Change::Nothing {
+            self.version += 1;
+        }
+        change
+    }
+
+    fn entry(
+        &mut self,
+        agent: AgentId,
+        id: &str,
+        context: &str,
+        seen: Timestamp,
+    ) -> &mut TaskEntry {
+        let key = TaskKey {
+            agent,
+            id: id.into(),
+        };
+        let version = self.version;
+        let entry = self.tasks.entry(key.clone()).or_insert_with(|| TaskEntry {
+            key,
+            context: String::new(),
+            status: TaskStatus {
+                state: TaskState::Unknown("(not seen yet)".into()),
+                message: None,
+                timestamp: None,
+            },
+            artifacts: Vec::new(),
+            history: Vec::new(),
+            metadata: None,
+            timeline: VecDeque::new(),
+            timeline_dropped: 0,
+            state_since: seen,
+            updated: seen,
+            raw: None,
+            watch: None,
+            error: None,
+            first_seen: version + 1,
+        });
+        if entry.context.is_empty() && !context.is_empty() {
+            entry.context = context.to_string();
+        }
+        entry
+    }
+
+    fn apply_snapshot(&mut self, agent: AgentId, task: Task, seen: Timestamp) -> Change {
+        let limits = self.limits.clone();
+        let is_new = !self.tasks.contains_key(&TaskKey {
+            agent,
+            id: task.id.as_str().into(),
+        });
+        let raw = serde_json::to_value(&task).ok();
+        let entry = self.entry(agent, &task.id, &task.context_id, seen);
+        let mut changed = is_new;
+        // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
+        // history) do not erase what we hold.
+        if !task.artifacts.is_empty() && task.artifacts != entry.artifacts {
+            entry.artifacts = task.artifacts;
+            changed = true;
+        }
+        if !task.history.is_empty() {
+            let mut history = task.history;
+            let cut = history.len().saturating_sub(limits.history);
+            history.drain(..cut);
+            if history != entry.history {
+                entry.history = history;
+                changed = true;
+            }
+        }
+        if task.metadata.is_some() && task.metadata != entry.metadata {
+            entry.metadata = task.metadata;
+            changed = true;
+        }
+        if raw.is_some() && raw != entry.raw {
+            entry.raw = raw;
+        }
+        let key = entry.key.clone();
+        match set_status(entry, task.status, seen, limits.timeline) {
+            StatusChange::Moved => Change::State(key),
+            StatusChange::Refreshed => Change::Task(key),
+            StatusChange::Ignored if changed => Change::Task(key),
+            StatusChange::Ignored => Change::Nothing,
+        }
+    }
+
+    fn apply_update(&mut self, agent: AgentId, event: StreamResponse, seen: Timestamp) -> Change {
+        let limits = self.limits.clone();
+        match event {
+            StreamResponse::Task(task) => self.apply_snapshot(agent, task, seen),
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id,
+                context_id,
+                status,
+                metadata,
+            }) => {
+                if task_id.is_empty() {
+                    return Change::Nothing;
+                }
+                let entry = self.entry(agent, &task_id, &context_id, seen);
+                let key = entry.key.clone();
+                let md_changed = match metadata {
+                    Some(md) => {
+                        // Status metadata accumulates on the task, as the SDKs' stores do.
+                        let held = entry.metadata.get_or_insert_with(Metadata::new);
+                        let before = held.clone();
+                        held.extend(md);
+                        *held != before
+                    }
+                    None => false,
+                };
+                match set_status(entry, status, seen, limits.timeline) {
+                    StatusChange::Moved => Change::State(key),
+                    StatusChange::Refreshed => Change::Task(key),
+                    StatusChange::Ignored if md_changed => Change::Task(key),
+                    StatusChange::Ignored => Change::Nothing,
+                }
+            }
+            StreamResponse::ArtifactUpdate(update) => {
+                if update.task_id.is_empty() {
+                    return Change::Nothing;
+                }
+                let entry = self.entry(agent, &update.task_id, &update.context_id, seen);
+                let before = entry.artifacts.clone();
+                update.apply_to(&mut entry.artifacts);
+                // An artifact snapshot after its chunks (or a replayed chunk) changes nothing.
+                if entry.artifacts == before {
+                    return Change::Nothing;
+                }
+                entry.updated = seen;
+                Change::Task(entry.key.clone())
+            }
+            StreamResponse::Message(m) => {
+                let Some(task_id) = m.task_id.clone() else {
+                    return Change::Nothing;
+                };
+                let entry =
+                    self.entry(agent, &task_id, m.context_id.as_deref().unwrap_or(""), seen);
+                if entry
+                    .history
+                    .iter()
+                    .any(|h| h.message_id == m.message_id && !m.message_id.is_empty())
+                {
+                    return Change::Nothing;
+                }
+                entry.history.push(m);
+                let cut = entry.history.len().saturating_sub(limits.history);
+                entry.history.drain(..cut);
+                entry.updated = seen;
+                Change::Task(entry.key.clone())
+            }
+        }
+    }
+}
+
+/// What taking a status did.
+#[derive(Debug, PartialEq, Eq)]
+enum StatusChange {
+    /// Older than, or the same as, what we hold.
+    Ignored,
+    /// Same state, new text or time.
+    Refreshed,
+    /// A new state.
+    Moved,
+}
+
+/// Takes a status unless it is older than the one held.
+fn set_status(
+    entry: &mut TaskEntry,
+    status: TaskStatus,
+    seen: Timestamp,
+    limit: usize,
+) -> StatusChange {
+    let current = &entry.status;
+    let first = entry.timeline.is_empty();
+    let older =
+        matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
+    // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task.
+    let revives = current.state.is_terminal() && !status.state.is_terminal();
+    // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
+    let stale_submit = status.timestamp.is_none()
+        && current.timestamp.is_some()
+        && status.state == TaskState::Submitted;
+    if !first && (older || revives || stale_submit || status == *current) {
+        return StatusChange::Ignored;
+    }
+    let at = status.timestamp.unwrap_or(seen);
+    let text = status.text();
+    let state_moved = first || status.state != current.state;
+    if state_moved {
+        entry.state_since = at;
+    }
+    let last = entry.timeline.back();
+    if last.is_none_or(|l| l.state != status.state || l.text != text) {
+        entry.timeline.push_back(Transition {
+            state: status.state.clone(),
+            at,
+            text,
+        });
+        while entry.timeline.len() > limit.max(1) {
+            entry.timeline.pop_front();
+            entry.timeline_dropped += 1;
+        }
+    }
+    entry.status = status;
+    entry.updated = at.max(entry.updated);
+    if state_moved && entry.state().is_terminal() {
+        entry.error = None;
+    }
+    if state_moved {
+        StatusChange::Moved
+    } else {
+        StatusChange::Refreshed
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,401 @@
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::query::{Filter, SortBy, ViewSpec};
+use super::*;
+use crate::a2a::{Binding, ProtocolVersion};
+
+fn ts(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).unwrap()
+}
+
+fn store() -> Store {
+    Store::new([
+        ("runner".to_string(), "http://a".to_string()),
+        ("deployer".to_string(), "http://b".to_string()),
+    ])
+}
+
+fn status(state: &str, text: &str, at: i64) -> serde_json::Value {
+    json!({"state": state, "timestamp": ts(at).to_string(),
+           "message": {"messageId": format!("m-{at}"), "role": "ROLE_AGENT", "parts": [{"text": text}]}})
+}
+
+fn snapshot(agent: AgentId, id: &str, state: &str, text: &str, at: i64) -> Event {
+    let task = serde_json::from_value(
+        json!({"id": id, "contextId": "ctx", "status": status(state, text, at)}),
+    )
+    .unwrap();
+    Event::Snapshot {
+        agent,
+        task,
+        seen: ts(at),
+    }
+}
+
+fn update(agent: AgentId, v: serde_json::Value, at: i64) -> Event {
+    Event::Update {
+        agent,
+        event: serde_json::from_value(v).unwrap(),
+        seen: ts(at),
+    }
+}
+
+fn status_update(agent: AgentId, id: &str, state: &str, text: &str, at: i64) -> Event {
+    update(
+        agent,
+        json!({"statusUpdate": {"taskId": id, "contextId": "ctx", "status": status(state, text, at)}}),
+        at,
+    )
+}
+
+fn key(agent: AgentId, id: &str) -> TaskKey {
+    TaskKey {
+        agent,
+        id: id.into(),
+    }
+}
+
+fn states(s: &Store, k: &TaskKey) -> Vec<String> {
+    s.task(k)
+        .unwrap()
+        .timeline
+        .iter()
+        .map(|t| t.state.short_name().to_string())
+        .collect()
+}
+
+#[test]
+fn snapshots_and_updates_build_a_timeline() {
+    let mut s = store();
+    assert!(matches!(
+        s.apply(snapshot(0, "t1", "TASK_STATE_SUBMITTED", "", 0)),
+        Change::State(_)
+    ));
+    assert!(matches!(
+        s.apply(status_update(
+            0,
+            "t1",
+            "TASK_STATE_WORKING",
+            "collecting",
+            1
+        )),
+        Change::State(_)
+    ));
+    assert!(matches!(
+        s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "7/12", 2)),
+        Change::Task(_)
+    ));
+    assert!(matches!(
+        s.apply(status_update(
+            0,
+            "t1",
+            "TASK_STATE_COMPLETED",
+            "1 failed, 11 passed",
+            3
+        )),
+        Change::State(_)
+    ));
+    let k = key(0, "t1");
+    assert_eq!(
+        states(&s, &k),
+        ["SUBMITTED", "WORKING", "WORKING", "COMPLETED"]
+    );
+    let t = s.task(&k).unwrap();
+    assert_eq!(t.status.text(), "1 failed, 11 passed");
+    assert_eq!(t.state_since, ts(3));
+    assert_eq!(t.context, "ctx");
+}
+
+#[test]
+fn duplicates_change_nothing() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "x", 1));
+    let v = s.version();
+    assert_eq!(
+        s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "x", 1)),
+        Change::Nothing
+    );
+    assert_eq!(
+        s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "x", 1)),
+        Change::Nothing
+    );
+    assert_eq!(s.version(), v, "views need not redraw");
+    assert_eq!(s.task(&key(0, "t1")).unwrap().timeline.len(), 1);
+}
+
+#[test]
+fn older_snapshots_do_not_roll_back_and_terminal_is_final() {
+    let mut s = store();
+    s.apply(status_update(
+        0,
+        "t1",
+        "TASK_STATE_INPUT_REQUIRED",
+        "branch?",
+        5,
+    ));
+    assert_eq!(
+        s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "old", 2)),
+        Change::Nothing
+    );
+    assert_eq!(
+        s.task(&key(0, "t1")).unwrap().state(),
+        &TaskState::InputRequired
+    );
+    s.apply(status_update(0, "t1", "TASK_STATE_CANCELED", "", 6));
+    // a later-stamped but non-terminal snapshot (a confused server) cannot revive it
+    s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "zombie", 9));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().state(), &TaskState::Canceled);
+    // a timestamp-less SUBMITTED (returnImmediately) after a stamped WORKING is stale
+    s.apply(status_update(0, "t2", "TASK_STATE_WORKING", "", 3));
+    let t2: Task =
+        serde_json::from_value(json!({"id":"t2","status":{"state":"TASK_STATE_SUBMITTED"}}))
+            .unwrap();
+    s.apply(Event::Snapshot {
+        agent: 0,
+        task: t2,
+        seen: ts(4),
+    });
+    assert_eq!(s.task(&key(0, "t2")).unwrap().state(), &TaskState::Working);
+}
+
+#[test]
+fn artifact_chunks_assemble_and_listings_without_artifacts_keep_them() {
+    let mut s = store();
+    s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "", 1));
+    let chunk = |append: bool, last: bool, text: &str| {
+        json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx", "append": append, "lastChunk": last,
+               "artifact": {"artifactId": "log", "name": "test-log.txt", "parts": [{"text": text}]}}})
+    };
+    s.apply(update(0, chunk(false, false, "a"), 2));
+    s.apply(update(0, chunk(true, false, "b"), 3));
+    s.apply(update(0, chunk(true, true, "c"), 4));
+    let k = key(0, "t1");
+    assert_eq!(s.task(&k).unwrap().artifacts[0].text(), "abc");
+    // ListTasks omits artifacts unless asked (spec section 4.8): they are not erased.
+    s.apply(snapshot(0, "t1", "TASK_STATE_COMPLETED", "done", 5));
+    assert_eq!(s.task(&k).unwrap().artifacts.len(), 1);
+    // a subscription snapshot with the folded artifact replaces it
+    let full: Task = serde_json::from_value(
+        json!({"id":"t1","status": status("TASK_STATE_COMPLETED","done",5),
+        "artifacts":[{"artifactId":"log","parts":[{"text":"a"},{"text":"b"},{"text":"c"}]}]}),
+    )
+    .unwrap();
+    s.apply(Event::Snapshot {
+        agent: 0,
+        task: full,
+        seen: ts(6),
+    });
+    assert_eq!(s.task(&k).unwrap().artifacts[0].parts.len(), 3);
+}
+
+#[test]
+fn the_timeline_is_bounded_and_says_what_it_cut() {
+    let mut s = store();
+    s.limits.timeline = 3;
+    for i in 0..10 {
+        s.apply(status_update(
+            0,
+            "t1",
+            "TASK_STATE_WORKING",
+            &format!("step {i}"),
+            i,
+        ));
+    }
+    let t = s.task(&key(0, "t1")).unwrap();
+    assert_eq!(t.timeline.len(), 3);
+    assert_eq!(t.timeline_dropped, 7);
+    assert_eq!(t.timeline.back().unwrap().text, "step 9");
+}
+
+#[test]
+fn unknown_states_are_kept_and_counted_as_unknown() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_PAUSED", "", 1));
+    s.apply(status_update(0, "t2", "TASK_STATE_UNSPECIFIED", "", 1));
+    assert_eq!(s.counts(0).unknown, 2);
+    assert_eq!(
+        s.task(&key(0, "t1")).unwrap().state().proto_name(),
+        "TASK_STATE_PAUSED"
+    );
+}
+
+#[test]
+fn counts_and_interrupts_per_agent() {
+    let mut s = store();
+    s.apply(status_update(0, "a", "TASK_STATE_WORKING", "", 1));
+    s.apply(status_update(0, "b", "TASK_STATE_COMPLETED", "", 1));
+    s.apply(status_update(
+        1,
+        "c",
+        "TASK_STATE_AUTH_REQUIRED",
+        "approve at http://x",
+        5,
+    ));
+    s.apply(status_update(1, "d", "TASK_STATE_REJECTED", "", 1));
+    s.apply(status_update(
+        0,
+        "e",
+        "TASK_STATE_INPUT_REQUIRED",
+        "branch?",
+        2,
+    ));
+    assert_eq!(
+        s.counts(0),
+        Counts {
+            active: 1,
+            interrupted: 1,
+            completed: 1,
+            ended: 0,
+            unknown: 0
+        }
+    );
+    assert_eq!(
+        s.counts(1),
+        Counts {
+            active: 0,
+            interrupted: 1,
+            completed: 0,
+            ended: 1,
+            unknown: 0
+        }
+    );
+    let waiting: Vec<&str> = s.interrupts().iter().map(|t| &*t.key.id).collect();
+    assert_eq!(waiting, ["e", "c"], "oldest first");
+}
+
+#[test]
+fn agent_events_update_health_and_info() {
+    let mut s = store();
+    let h = Health::Unauthorized {
+        message: "set A2A_TOKEN_DEPLOYER".into(),
+    };
+    assert_eq!(
+        s.apply(Event::Health {
+            agent: 1,
+            health: h.clone()
+        }),
+        Change::Agent(1)
+    );
+    assert_eq!(
+        s.apply(Event::Health {
+            agent: 1,
+            health: h
+        }),
+        Change::Nothing
+    );
+    let info = AgentInfo {
+        name: "deployer".into(),
+        version: ProtocolVersion::V1_0,
+        binding: Binding::Rest,
+        streaming: true,
+        lists_tasks: true,
+    };
+    assert_eq!(s.apply(Event::Info { agent: 1, info }), Change::Agent(1));
+    assert_eq!(s.agents[1].health.label(), "unauthorized");
+}
+
+#[test]
+fn watching_and_errors_attach_to_the_task() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    s.apply(Event::Watching {
+        agent: 0,
+        task: "t1".into(),
+        mode: WatchMode::Polling,
+    });
+    s.apply(Event::TaskError {
+        agent: 0,
+        task: "t1".into(),
+        message: "subscribe refused".into(),
+    });
+    let t = s.task(&key(0, "t1")).unwrap();
+    assert_eq!(t.watch, Some(WatchMode::Polling));
+    assert_eq!(t.error.as_deref(), Some("subscribe refused"));
+    // events about tasks we never saw are ignored rather than inventing rows
+    assert_eq!(
+        s.apply(Event::Watching {
+            agent: 0,
+            task: "nope".into(),
+            mode: WatchMode::Done
+        }),
+        Change::Nothing
+    );
+}
+
+#[test]
+fn messages_join_the_history_once() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    let m = json!({"message": {"messageId": "m1", "role": "ROLE_AGENT", "taskId": "t1", "parts": [{"text": "hi"}]}});
+    assert!(matches!(s.apply(update(0, m.clone(), 2)), Change::Task(_)));
+    assert_eq!(s.apply(update(0, m, 3)), Change::Nothing);
+    assert_eq!(s.task(&key(0, "t1")).unwrap().history.len(), 1);
+}
+
+#[test]
+fn views_sort_and_filter() {
+    let mut s = store();
+    s.apply(status_update(0, "run", "TASK_STATE_WORKING", "7/12", 3));
+    s.apply(status_update(
+        0,
+        "old",
+        "TASK_STATE_COMPLETED",
+        "1 failed, 11 passed",
+        1,
+    ));
+    s.apply(status_update(
+        1,
+        "dep",
+        "TASK_STATE_AUTH_REQUIRED",
+        "approve",
+        2,
+    ));
+    s.apply(status_update(
+        1,
+        "prod",
+        "TASK_STATE_REJECTED",
+        "production deploys are not allowed",
+        4,
+    ));
+    let ids = |spec: &ViewSpec| {
+        s.rows(spec)
+            .iter()
+            .map(|k| k.id.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&ViewSpec::default()), ["dep", "run", "prod", "old"]);
+    assert_eq!(
+        ids(&ViewSpec {
+            sort: SortBy::Updated,
+            ..Default::default()
+        }),
+        ["prod", "run", "dep", "old"]
+    );
+    assert_eq!(
+        ids(&ViewSpec {
+            sort: SortBy::Age,
+            ..Default::default()
+        }),
+        ["old", "dep", "run", "prod"]
+    );
+    assert_eq!(
+        ids(&ViewSpec {
+            hide_terminal: true,
+            ..Default::default()
+        }),
+        ["dep", "run"]
+    );
+    let f = |text: &str| {
+        ids(&ViewSpec {
+            filter: Filter::parse(text),
+            ..Default::default()
+        })
+    };
+    assert_eq!(f("state:interrupted"), ["dep"]);
+    assert_eq!(f("agent:deployer"), ["dep", "prod"]);
+    assert_eq!(f("!completed agent:runner"), ["run"]);
+    assert_eq!(f("state:auth-required"), ["dep"]);
+    assert_eq!(f("production"), ["prod"]);
+    assert_eq!(f("state:terminal !rejected"), ["old"]);
+}

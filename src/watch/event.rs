@@ -1,0 +1,112 @@
+//! What the watch engine tells the store. Plain data: the store applies it, the headless mode
+//! prints it, tests build it by hand.
+
+use jiff::Timestamp;
+
+use crate::a2a::{Binding, ProtocolVersion, StreamResponse, Task};
+
+/// Agents are numbered in the order they were configured; names are kept once, in the store.
+pub type AgentId = usize;
+
+/// How an agent is doing, as a person reads it on the agent's row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    Connecting,
+    /// Card read, tasks found, live tasks streamed.
+    Streaming,
+    /// Watching by polling (no streaming capability, or streams refused).
+    Polling {
+        reason: String,
+    },
+    Reconnecting {
+        attempt: u32,
+        reason: String,
+    },
+    /// 401/403: the message says which scheme the card asks for and which env var to set.
+    Unauthorized {
+        message: String,
+    },
+    Unreachable {
+        reason: String,
+    },
+}
+
+impl Health {
+    /// A short word for badges and NDJSON.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Health::Connecting => "connecting",
+            Health::Streaming => "streaming",
+            Health::Polling { .. } => "polling",
+            Health::Reconnecting { .. } => "reconnecting",
+            Health::Unauthorized { .. } => "unauthorized",
+            Health::Unreachable { .. } => "unreachable",
+        }
+    }
+
+    pub fn detail(&self) -> Option<String> {
+        match self {
+            Health::Connecting | Health::Streaming => None,
+            Health::Polling { reason } | Health::Unreachable { reason } => Some(reason.clone()),
+            Health::Reconnecting { attempt, reason } => {
+                Some(format!("attempt {attempt}: {reason}"))
+            }
+            Health::Unauthorized { message } => Some(message.clone()),
+        }
+    }
+}
+
+/// What we learned from an agent's card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentInfo {
+    pub name: String,
+    pub version: ProtocolVersion,
+    pub binding: Binding,
+    pub streaming: bool,
+    /// False for 0.3 agents: only tasks we started or were given by id are watched.
+    pub lists_tasks: bool,
+}
+
+/// How one task is being watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    Streaming,
+    Polling,
+    /// Terminal: nothing more to watch.
+    Done,
+}
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    Info {
+        agent: AgentId,
+        info: AgentInfo,
+    },
+    Health {
+        agent: AgentId,
+        health: Health,
+    },
+    /// A whole task: from ListTasks, GetTask, or the first frame of a subscription.
+    Snapshot {
+        agent: AgentId,
+        task: Task,
+        seen: Timestamp,
+    },
+    /// One stream event.
+    Update {
+        agent: AgentId,
+        event: StreamResponse,
+        seen: Timestamp,
+    },
+    Watching {
+        agent: AgentId,
+        task: String,
+        mode: WatchMode,
+    },
+    /// Something went wrong for one task; shown on its row, never fatal.
+    TaskError {
+        agent: AgentId,
+        task: String,
+        message: String,
+    },
+}
