@@ -5,6 +5,8 @@
 //! the front ends; `demo` holds the built-in agents.
 
 pub mod a2a;
+pub mod cli;
+pub mod demo;
 pub mod ndjson;
 pub mod store;
 pub mod text;

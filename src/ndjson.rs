@@ -67,6 +67,7 @@ impl TaskLine {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ArtifactLine {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,8 +6,9 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The nine proto states, plus any name we do not know, kept verbatim so it can be shown.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum TaskState {
+    #[default]
     Unspecified,
     Submitted,
     Working,
@@ -163,12 +164,6 @@ impl TaskState {
 impl fmt::Display for TaskState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.short_name())
-    }
-}
-
-impl Default for TaskState {
-    fn default() -> Self {
-        TaskState::Unspecified
     }
 }
 

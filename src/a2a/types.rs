@@ -499,15 +499,14 @@ impl<'de> Deserialize<'de> for StreamResponse {
             return Ok(StreamResponse::ArtifactUpdate(u));
         }
         // 0.3 bare objects, told apart by `kind`, or by shape when `kind` is missing.
-        let kind = w.kind.as_deref().unwrap_or_else(|| {
-            match (&w.id, &w.artifact, &w.status, &w.message_id) {
-                (Some(_), _, Some(_), _) => "task",
-                (_, Some(_), _, _) => "artifact-update",
-                (_, _, Some(_), _) => "status-update",
-                (_, _, _, Some(_)) => "message",
-                _ => "",
-            }
-        });
+        let shape = match (&w.id, &w.artifact, &w.status, &w.message_id) {
+            (Some(_), _, Some(_), _) => "task",
+            (_, Some(_), _, _) => "artifact-update",
+            (_, _, Some(_), _) => "status-update",
+            (_, _, _, Some(_)) => "message",
+            _ => "",
+        };
+        let kind = w.kind.as_deref().unwrap_or(shape);
         match kind {
             "task" => Ok(StreamResponse::Task(Task {
                 id: w.id.unwrap_or_default(),

@@ -236,6 +236,10 @@ impl Store {
                 match self.tasks.get_mut(&key) {
                     Some(t) if t.watch != Some(mode) => {
                         t.watch = Some(mode);
+                        // A stream that opens again supersedes the error that closed the last one.
+                        if mode == WatchMode::Streaming {
+                            t.error = None;
+                        }
                         Change::Task(key)
                     }
                     _ => Change::Nothing,

@@ -1,4 +1,127 @@
-//! The watch engine: one task per agent finds its tasks and keeps every live one watched,
-//! sending events to the store. Knows nothing of the UI.
+//! The watch engine: one tokio task per agent finds its tasks and keeps every live one watched,
+//! sending events to the store through one bounded channel (a full channel slows the network
+//! side down; nothing is dropped). Knows nothing of the UI.
 
+mod agent;
 pub mod event;
+mod task;
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::a2a::ClientOptions;
+use crate::a2a::auth::Secret;
+pub use event::{AgentId, AgentInfo, Event, Health, WatchMode};
+
+/// Where an agent's credential comes from; resolved by the agent's task, so a failing
+/// `token_command` shows on the agent's row instead of stopping the dashboard.
+#[derive(Debug, Clone, Default)]
+pub enum Credential {
+    /// `--token`, or `A2A_TOKEN_<NAME>` / `A2A_TOKEN` looked up by the client.
+    #[default]
+    Default,
+    Value(Secret),
+    Env(String),
+    /// A command that prints a token, like `gh auth token`.
+    Command(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentSpec {
+    /// The name the user gave; the card's name otherwise.
+    pub name: Option<String>,
+    pub url: String,
+    pub client: ClientOptions,
+    pub credential: Credential,
+    /// How often tasks are listed again (and polled tasks fetched).
+    pub poll_interval: Duration,
+    /// Tasks to watch by id, even if ListTasks does not show them.
+    pub tasks: Vec<String>,
+}
+
+impl AgentSpec {
+    pub fn new(url: impl Into<String>) -> AgentSpec {
+        AgentSpec {
+            name: None,
+            url: url.into(),
+            client: ClientOptions::default(),
+            credential: Credential::Default,
+            poll_interval: Duration::from_secs(3),
+            tasks: Vec::new(),
+        }
+    }
+
+    /// What to call the agent before its card is read.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.url.clone())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Watch only this context (one planner's delegations).
+    pub context: Option<String>,
+    /// At most this many open streams per agent; the rest are followed through ListTasks.
+    pub max_streams: usize,
+    /// Longest wait between reconnection attempts.
+    pub max_backoff: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions {
+            context: None,
+            max_streams: 256,
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Requests from the front end to one agent's task.
+#[derive(Debug)]
+pub enum Command {
+    /// Watch this task (one the dashboard started, or one given by id).
+    Watch(String),
+}
+
+/// The running engine; dropping it stops every agent task.
+pub struct Engine {
+    commands: Vec<mpsc::Sender<Command>>,
+    tasks: JoinSet<()>,
+}
+
+impl Engine {
+    pub fn start(specs: Vec<AgentSpec>, opts: WatchOptions, events: mpsc::Sender<Event>) -> Engine {
+        let http = crate::a2a::client::http_client(Duration::from_secs(10)).ok();
+        let mut tasks = JoinSet::new();
+        let mut commands = Vec::new();
+        for (id, spec) in specs.into_iter().enumerate() {
+            let (tx, rx) = mpsc::channel(64);
+            commands.push(tx);
+            let watcher =
+                agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone());
+            tasks.spawn(watcher.run(rx));
+        }
+        Engine { commands, tasks }
+    }
+
+    /// Asks an agent to watch a task; false if the agent's task is gone.
+    pub async fn watch(&self, agent: AgentId, task: String) -> bool {
+        match self.commands.get(agent) {
+            Some(tx) => tx.send(Command::Watch(task)).await.is_ok(),
+            None => false,
+        }
+    }
+
+    pub async fn shutdown(mut self) {
+        self.tasks.shutdown().await;
+    }
+}
+
+/// Exponential backoff from 250 ms, capped.
+pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
+    let ms = 250u64.saturating_mul(1u64 << attempt.min(16));
+    Duration::from_millis(ms).min(max)
+}

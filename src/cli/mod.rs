@@ -1,0 +1,382 @@
+//! The command line: a scriptable A2A client, the demo agents, and (later) the dashboard.
+//! Exit codes: 0 success, 1 protocol or transport error, 2 bad usage.
+
+mod follow;
+mod print;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::a2a::auth::Secret;
+use crate::a2a::{
+    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part,
+    SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
+};
+use crate::demo;
+use crate::ndjson::{EventLine, TaskLine};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "a2a-watch",
+    version,
+    about = "Watch and steer the work AI agents do for each other over A2A"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How to reach an agent; shared by every client command.
+#[derive(Args, Debug, Clone)]
+pub struct ConnArgs {
+    /// Force a binding instead of the card's first choice (rest = HTTP+JSON).
+    #[arg(long, global = true, value_enum)]
+    pub binding: Option<BindingArg>,
+    /// Bearer token or API key. Prefer A2A_TOKEN_<NAME> or A2A_TOKEN: flags end up in shell history.
+    #[arg(long, global = true, hide_env_values = true)]
+    pub token: Option<String>,
+    /// The agent's name for token lookup (A2A_TOKEN_<NAME>); defaults to the card's name.
+    #[arg(long, global = true)]
+    pub name: Option<String>,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Timeout in seconds for calls that are not streams.
+    #[arg(long, global = true, default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingArg {
+    Jsonrpc,
+    Rest,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the resolved agent card: interfaces, the one in use, security, skills.
+    Card {
+        url: String,
+        /// Print the card as JSON (1.0 shape).
+        #[arg(long)]
+        json: bool,
+    },
+    /// List tasks (ListTasks, every page).
+    List {
+        url: String,
+        #[arg(long)]
+        context: Option<String>,
+        /// Only tasks in this state (`working`, `INPUT_REQUIRED`, `TASK_STATE_COMPLETED`, ...).
+        #[arg(long)]
+        state: Option<String>,
+        /// One NDJSON line per task.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a message that starts a task; prints NDJSON.
+    Send {
+        url: String,
+        text: String,
+        #[arg(long)]
+        context: Option<String>,
+        /// Stream every event as NDJSON until the task is terminal or interrupted.
+        #[arg(long)]
+        follow: bool,
+        /// Return at once instead of waiting for a terminal or interrupted state (returnImmediately).
+        #[arg(long, conflicts_with = "follow")]
+        no_wait: bool,
+    },
+    /// Answer a task waiting in INPUT_REQUIRED, on the same task and context.
+    Reply {
+        url: String,
+        task_id: String,
+        text: String,
+        /// Stream the events that follow the answer as NDJSON.
+        #[arg(long)]
+        follow: bool,
+        /// Send even if the task is not waiting for input.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Get one task.
+    Get {
+        url: String,
+        task_id: String,
+        /// How many history messages to ask for.
+        #[arg(long)]
+        history: Option<u32>,
+        /// Print the task as JSON (1.0 shape).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task.
+    Cancel { url: String, task_id: String },
+    /// Run the four built-in demo agents on loopback until interrupted.
+    ServeDemo {
+        #[arg(long, default_value_t = 41241)]
+        base_port: u16,
+        /// The deployer's bearer token.
+        #[arg(long, default_value = "demo-token", hide_default_value = true)]
+        token: String,
+        /// Seconds between the steps of a scenario.
+        #[arg(long, default_value_t = 0.6)]
+        delay: f64,
+    },
+    /// Start the demo agents and a planner that delegates work to them.
+    Demo {
+        #[arg(long, default_value_t = 41241)]
+        base_port: u16,
+        #[arg(long, default_value_t = 0.6)]
+        delay: f64,
+    },
+}
+
+impl ConnArgs {
+    pub fn options(&self) -> Result<ClientOptions, Error> {
+        let mut headers = Vec::new();
+        for h in &self.headers {
+            let (k, v) = h
+                .split_once(':')
+                .ok_or_else(|| Error::Usage(format!("--header {h:?}: expected `Name: value`")))?;
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            return Err(Error::Usage(
+                "--timeout must be a positive number of seconds".into(),
+            ));
+        }
+        Ok(ClientOptions {
+            name: self.name.clone(),
+            binding: self.binding.map(|b| match b {
+                BindingArg::Jsonrpc => Binding::JsonRpc,
+                BindingArg::Rest => Binding::Rest,
+            }),
+            token: self.token.as_deref().map(Secret::new),
+            headers,
+            request_timeout: Duration::from_secs_f64(self.timeout),
+            ..ClientOptions::default()
+        })
+    }
+
+    async fn connect(&self, url: &str) -> Result<Client, Error> {
+        Client::connect(url, self.options()?).await
+    }
+}
+
+/// Parses the arguments, runs the command, and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("a2a-watch: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("a2a-watch: {}", crate::text::one_line(&e.to_string()));
+            ExitCode::from(if matches!(e, Error::Usage(_)) { 2 } else { 1 })
+        }
+    }
+}
+
+pub async fn run(cli: Cli) -> Result<(), Error> {
+    let conn = &cli.conn;
+    match cli.command {
+        Command::Card { url, json } => {
+            let client = conn.connect(&url).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&client.card).expect("cards serialize")
+                );
+            } else {
+                print!("{}", print::card_summary(&client));
+            }
+        }
+        Command::List {
+            url,
+            context,
+            state,
+            json,
+        } => {
+            let client = conn.connect(&url).await?;
+            let req = ListTasksRequest {
+                context_id: context,
+                status: state.as_deref().map(parse_state).transpose()?,
+                ..ListTasksRequest::default()
+            };
+            let tasks = client.list_all_tasks(&req).await?;
+            if json {
+                for t in &tasks {
+                    println!(
+                        "{}",
+                        EventLine::new(&client.name, "task", &TaskLine::from_task(t)).to_json()
+                    );
+                }
+            } else {
+                print!("{}", print::task_table(&tasks));
+            }
+        }
+        Command::Send {
+            url,
+            text,
+            context,
+            follow,
+            no_wait,
+        } => {
+            let client = conn.connect(&url).await?;
+            let mut message = Message::user(vec![Part::text(text)]);
+            message.context_id = context;
+            let req = SendMessageRequest {
+                message,
+                configuration: no_wait.then(|| SendMessageConfiguration {
+                    return_immediately: true,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            deliver(&client, &req, follow, false).await?;
+        }
+        Command::Reply {
+            url,
+            task_id,
+            text,
+            follow,
+            force,
+        } => {
+            let client = conn.connect(&url).await?;
+            let task = client.get_task(&task_id, Some(0)).await?;
+            if !force && task.status.state != TaskState::InputRequired {
+                return Err(Error::Usage(format!(
+                    "task {task_id} is {}, not waiting for input; nothing sent (--force sends anyway)",
+                    task.status.state
+                )));
+            }
+            // Same taskId and contextId, fresh messageId (spec section 3.4.3).
+            let mut message = Message::user(vec![Part::text(text)]);
+            message.task_id = Some(task.id.clone());
+            message.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+            deliver(
+                &client,
+                &SendMessageRequest {
+                    message,
+                    ..Default::default()
+                },
+                follow,
+                true,
+            )
+            .await?;
+        }
+        Command::Get {
+            url,
+            task_id,
+            history,
+            json,
+        } => {
+            let client = conn.connect(&url).await?;
+            let task = client.get_task(&task_id, history).await?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&task).expect("tasks serialize")
+                );
+            } else {
+                print!("{}", print::task_detail(&task));
+            }
+        }
+        Command::Cancel { url, task_id } => {
+            let client = conn.connect(&url).await?;
+            let task = client.cancel_task(&task_id).await?;
+            println!(
+                "{}",
+                EventLine::new(&client.name, "task", &TaskLine::from_task(&task)).to_json()
+            );
+        }
+        Command::ServeDemo {
+            base_port,
+            token,
+            delay,
+        } => {
+            let agents = demo::start(demo_config(base_port, token, delay)?)
+                .await
+                .map_err(|e| Error::Io {
+                    path: format!("127.0.0.1:{base_port}"),
+                    source: e,
+                })?;
+            print!("{}", print::demo_banner(&agents));
+            wait_for_interrupt().await;
+            agents.shutdown().await;
+        }
+        Command::Demo { base_port, delay } => {
+            let agents = demo::start(demo_config(base_port, "demo-token".into(), delay)?)
+                .await
+                .map_err(|e| Error::Io {
+                    path: format!("127.0.0.1:{base_port}"),
+                    source: e,
+                })?;
+            print!("{}", print::demo_banner(&agents));
+            println!("The dashboard is not built yet; the demo agents run until Ctrl-C.");
+            wait_for_interrupt().await;
+            agents.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+fn demo_config(base_port: u16, token: String, delay: f64) -> Result<demo::DemoConfig, Error> {
+    if !(delay >= 0.0 && delay.is_finite()) {
+        return Err(Error::Usage(
+            "--delay must be a number of seconds, 0 or more".into(),
+        ));
+    }
+    Ok(demo::DemoConfig {
+        base_port,
+        token,
+        step: Duration::from_secs_f64(delay),
+    })
+}
+
+fn parse_state(s: &str) -> Result<TaskState, Error> {
+    match TaskState::from_name(s) {
+        TaskState::Unknown(name) => Err(Error::Usage(format!(
+            "--state {name:?} is not a task state (submitted, working, input-required, auth-required, completed, failed, canceled, rejected)"
+        ))),
+        state => Ok(state),
+    }
+}
+
+/// Sends a message and prints what comes back: one line, or every event with `follow`.
+async fn deliver(
+    client: &Client,
+    req: &SendMessageRequest,
+    follow: bool,
+    continues_task: bool,
+) -> Result<(), Error> {
+    if follow {
+        return follow::send_and_follow(client, req, continues_task).await;
+    }
+    let result = client.send_message(req).await?;
+    let mut line = TaskLine::default();
+    line.apply(&result);
+    let kind = if matches!(result, StreamResponse::Message(_)) {
+        "message"
+    } else {
+        "task"
+    };
+    println!("{}", EventLine::new(&client.name, kind, &line).to_json());
+    Ok(())
+}
+
+async fn wait_for_interrupt() {
+    // If the signal handler cannot be installed there is nothing to wait for but the end.
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}

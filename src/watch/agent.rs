@@ -1,0 +1,296 @@
+//! One agent: read its card (retrying while it is unreachable), list its tasks again and again
+//! (statusTimestampAfter fetches only what changed), and keep a watcher on every live task, up to
+//! a cap on open streams; tasks over the cap are followed through the listing alone.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::event::{AgentId, AgentInfo, Event, Health};
+use super::task::TaskWatch;
+use super::{AgentSpec, Command, Credential, WatchOptions, backoff};
+use crate::a2a::auth::Secret;
+use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, Task};
+
+/// Every this many listings, list everything rather than only what changed, to heal gaps.
+const FULL_LISTING_EVERY: u32 = 20;
+
+pub(crate) struct AgentWatcher {
+    id: AgentId,
+    spec: AgentSpec,
+    opts: WatchOptions,
+    events: mpsc::Sender<Event>,
+    http: Option<reqwest::Client>,
+}
+
+/// What the agent's loop keeps between listings.
+struct Watched {
+    live: HashSet<String>,
+    queued: VecDeque<String>,
+    watchers: JoinSet<String>,
+}
+
+impl AgentWatcher {
+    pub fn new(
+        id: AgentId,
+        spec: AgentSpec,
+        opts: WatchOptions,
+        events: mpsc::Sender<Event>,
+        http: Option<reqwest::Client>,
+    ) -> AgentWatcher {
+        AgentWatcher {
+            id,
+            spec,
+            opts,
+            events,
+            http,
+        }
+    }
+
+    async fn send(&self, event: Event) -> bool {
+        self.events.send(event).await.is_ok()
+    }
+
+    async fn health(&self, health: Health) -> bool {
+        self.send(Event::Health {
+            agent: self.id,
+            health,
+        })
+        .await
+    }
+
+    /// Resolves the credential the spec names; an error is shown as the agent's health.
+    async fn credential(&self) -> Result<Option<Secret>, Health> {
+        match &self.spec.credential {
+            Credential::Default => Ok(None),
+            Credential::Value(s) => Ok(Some(s.clone())),
+            Credential::Env(var) => Ok(std::env::var(var)
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(Secret::new)),
+            Credential::Command(cmd) => {
+                let out = tokio::process::Command::new("sh")
+                    .arg("-c")
+                    .arg(cmd)
+                    .kill_on_drop(true)
+                    .output()
+                    .await;
+                match out {
+                    Ok(o) if o.status.success() => {
+                        Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout))))
+                    }
+                    // The command's output may hold the secret: only its status is shown.
+                    Ok(o) => Err(Health::Unauthorized {
+                        message: format!("token_command `{cmd}` failed ({})", o.status),
+                    }),
+                    Err(e) => Err(Health::Unauthorized {
+                        message: format!("token_command `{cmd}` could not run: {e}"),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn health_for(&self, e: &Error, attempt: u32) -> Health {
+        match e {
+            Error::Unauthorized { .. } => {
+                let mut message = e.to_string();
+                if let Credential::Env(var) = &self.spec.credential {
+                    message.push_str(&format!(" (the config reads {var})"));
+                }
+                Health::Unauthorized { message }
+            }
+            Error::Transport { .. } if attempt == 0 => Health::Unreachable {
+                reason: e.to_string(),
+            },
+            _ if e.is_retryable() => Health::Reconnecting {
+                attempt,
+                reason: e.to_string(),
+            },
+            _ => Health::Unreachable {
+                reason: e.to_string(),
+            },
+        }
+    }
+
+    async fn connect(&self) -> Result<Client, Health> {
+        let mut options = self.spec.client.clone();
+        options.name = self.spec.name.clone().or(options.name);
+        if let Some(token) = self.credential().await? {
+            options.token = Some(token);
+        }
+        let http = match &self.http {
+            Some(h) => h.clone(),
+            None => crate::a2a::client::http_client(options.connect_timeout).map_err(|e| {
+                Health::Unreachable {
+                    reason: e.to_string(),
+                }
+            })?,
+        };
+        Client::connect_with(http, &self.spec.url, options)
+            .await
+            .map_err(|e| self.health_for(&e, 0))
+    }
+
+    pub async fn run(self, mut commands: mpsc::Receiver<Command>) {
+        let mut wanted: Vec<String> = self.spec.tasks.clone();
+        let mut attempt = 0;
+        let client = loop {
+            match self.connect().await {
+                Ok(client) => break Arc::new(client),
+                Err(health) => {
+                    let health = match health {
+                        Health::Unreachable { reason } if attempt > 0 => {
+                            Health::Reconnecting { attempt, reason }
+                        }
+                        other => other,
+                    };
+                    if !self.health(health).await {
+                        return;
+                    }
+                    attempt += 1;
+                    let pause = tokio::time::sleep(backoff(attempt, self.opts.max_backoff));
+                    tokio::pin!(pause);
+                    // Commands that arrive meanwhile are kept for when the agent is up.
+                    loop {
+                        tokio::select! {
+                            () = &mut pause => break,
+                            cmd = commands.recv() => match cmd {
+                                Some(Command::Watch(id)) => wanted.push(id),
+                                None => return,
+                            },
+                        }
+                    }
+                }
+            }
+        };
+        let lists_tasks = client.endpoint.version != ProtocolVersion::V0_3;
+        let info = AgentInfo {
+            name: client.name.clone(),
+            version: client.endpoint.version,
+            binding: client.endpoint.binding,
+            streaming: client.streams(),
+            lists_tasks,
+        };
+        if !self
+            .send(Event::Info {
+                agent: self.id,
+                info,
+            })
+            .await
+        {
+            return;
+        }
+        let healthy = if client.streams() {
+            Health::Streaming
+        } else {
+            Health::Polling {
+                reason: "the card declares no streaming".into(),
+            }
+        };
+        if !self.health(healthy.clone()).await {
+            return;
+        }
+
+        let mut watched = Watched {
+            live: HashSet::new(),
+            queued: VecDeque::new(),
+            watchers: JoinSet::new(),
+        };
+        for id in wanted {
+            self.want(&client, &mut watched, id);
+        }
+        let mut ticker =
+            tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut since: Option<Timestamp> = None;
+        let mut listings = 0u32;
+        let mut failures = 0u32;
+        loop {
+            tokio::select! {
+                _ = ticker.tick(), if lists_tasks => {
+                    let full = listings.is_multiple_of(FULL_LISTING_EVERY);
+                    listings += 1;
+                    match self.list(&client, if full { None } else { since }).await {
+                        Ok(tasks) => {
+                            if failures > 0 {
+                                failures = 0;
+                                if !self.health(healthy.clone()).await { return; }
+                            }
+                            for task in tasks {
+                                if let Some(ts) = task.status.timestamp {
+                                    since = Some(since.map_or(ts, |s| s.max(ts)));
+                                }
+                                let live = !task.status.state.is_terminal();
+                                let id = task.id.clone();
+                                if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
+                                    return;
+                                }
+                                if live {
+                                    self.want(&client, &mut watched, id);
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            failures += 1;
+                            if !self.health(self.health_for(&e, failures)).await { return; }
+                            ticker.reset_after(backoff(failures, self.opts.max_backoff));
+                        }
+                    }
+                }
+                cmd = commands.recv() => match cmd {
+                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id),
+                    None => return,
+                },
+                Some(done) = watched.watchers.join_next() => {
+                    if let Ok(id) = done {
+                        watched.live.remove(&id);
+                    }
+                    while watched.watchers.len() < self.opts.max_streams {
+                        let Some(next) = watched.queued.pop_front() else { break };
+                        self.spawn_watch(&client, &mut watched, next);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn list(&self, client: &Client, since: Option<Timestamp>) -> Result<Vec<Task>, Error> {
+        let req = ListTasksRequest {
+            context_id: self.opts.context.clone(),
+            status_timestamp_after: since,
+            // Watchers fetch full tasks; the listing only needs states.
+            history_length: Some(0),
+            ..ListTasksRequest::default()
+        };
+        client.list_all_tasks(&req).await
+    }
+
+    fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
+        if watched.live.contains(&id) || watched.queued.contains(&id) {
+            return;
+        }
+        if watched.watchers.len() >= self.opts.max_streams {
+            watched.queued.push_back(id);
+            return;
+        }
+        self.spawn_watch(client, watched, id);
+    }
+
+    fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
+        watched.live.insert(id.clone());
+        let watch = TaskWatch {
+            agent: self.id,
+            client: client.clone(),
+            id,
+            events: self.events.clone(),
+            poll: self.spec.poll_interval,
+            max_backoff: self.opts.max_backoff,
+        };
+        watched.watchers.spawn(watch.run());
+    }
+}
