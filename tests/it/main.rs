@@ -1,3 +1,5 @@
+mod cli;
+mod demo_client;
 mod golden;
 mod peers;
 mod scenarios;

@@ -93,9 +93,12 @@ pub async fn read(mut stream: EventStream, run: &mut Run, stop: impl Fn(&Run) ->
             }
         }
     };
-    tokio::time::timeout(STREAM_DEADLINE, body)
-        .await
-        .expect("stream ended or stopped in time");
+    if tokio::time::timeout(STREAM_DEADLINE, body).await.is_err() {
+        panic!(
+            "the stream neither ended nor stopped in time; it carried {:?} {:?}",
+            run.states, run.texts
+        );
+    }
 }
 
 pub async fn stream_all(client: &Client, req: &SendMessageRequest) -> Run {
