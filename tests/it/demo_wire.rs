@@ -413,14 +413,18 @@ async fn jsonrpc_stream_frames_are_whole_envelopes_with_the_request_id() {
 async fn subscribe_starts_with_the_task_snapshot_and_carries_the_next_turn() {
     let agents = start().await;
     let base = agents.url("code-reviewer");
-    let ask = rpc(
-        "r-1",
-        "SendMessage",
-        json!({"message": user_message("review the payments-api diff")}),
-    );
-    let reply = json_of(post(&format!("{base}/")).json(&ask).send().await.unwrap()).await;
-    let task = &reply["result"]["task"];
-    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    let ask = json!({"message": user_message("review the payments-api diff")});
+    let opened = post(&format!("{base}/rest/message:stream"))
+        .json(&ask)
+        .send()
+        .await
+        .unwrap();
+    // The stream closes at the question: it is read to its end within the deadline.
+    let opening = Frames::new(opened).rest().await;
+    let task = &opening[0]["task"];
+    let asked = &opening[opening.len() - 1]["statusUpdate"]["status"];
+    assert_eq!(asked["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(asked["message"]["role"], "ROLE_AGENT");
     let (id, context) = (
         task["id"].as_str().unwrap(),
         task["contextId"].as_str().unwrap(),
@@ -525,4 +529,49 @@ async fn cards_list_both_bindings_in_each_agents_order_and_revalidate() {
         a2a_watch::a2a::INTERACTIONS_EXTENSION
     );
     agents.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deploy_stream_stays_open_through_the_approval_and_shutdown_ends_open_streams() {
+    let agents = start().await;
+    let base = agents.url("deployer").to_string();
+    let open = |text: &str| {
+        let body = rpc(
+            "s-1",
+            "SendStreamingMessage",
+            json!({"message": user_message(text)}),
+        );
+        post(&format!("{base}/"))
+            .bearer_auth(TOKEN)
+            .json(&body)
+            .send()
+    };
+    let state = |frame: &Value| frame["result"]["statusUpdate"]["status"]["state"].clone();
+
+    let mut approved = Frames::new(open("deploy 2026.10.06-1 to staging").await.unwrap());
+    let id = approved.next().await.unwrap()["result"]["task"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    while state(&approved.next().await.expect("open")) != "TASK_STATE_AUTH_REQUIRED" {}
+    let approve = reqwest::Client::new()
+        .post(format!("{base}/approve/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approve.status(), StatusCode::OK);
+    let after: Vec<Value> = approved.rest().await.iter().map(state).collect();
+    assert_eq!(
+        after.last(),
+        Some(&json!("TASK_STATE_COMPLETED")),
+        "{after:?}"
+    );
+
+    // A stream left waiting for an operator ends when the agents stop.
+    let mut waiting = Frames::new(open("deploy 2026.10.07-1 to staging").await.unwrap());
+    while state(&waiting.next().await.expect("open")) != "TASK_STATE_AUTH_REQUIRED" {}
+    tokio::time::timeout(DEADLINE, agents.shutdown())
+        .await
+        .expect("shutdown in time");
+    assert_eq!(waiting.next().await, None, "the stream closed");
 }

@@ -1,5 +1,6 @@
 mod cli;
 mod demo_client;
+mod demo_wire;
 mod golden;
 mod peers;
 mod scenarios;
