@@ -6,8 +6,10 @@
 
 pub mod a2a;
 pub mod cli;
+pub mod config;
 pub mod demo;
 pub mod ndjson;
 pub mod store;
 pub mod text;
+pub mod ui;
 pub mod watch;

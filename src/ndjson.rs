@@ -135,16 +135,14 @@ mod tests {
 
     #[test]
     fn lines_carry_the_contract_fields() {
-        let ev: StreamResponse =
-            serde_json::from_value(json!({"statusUpdate":{"taskId":"t","contextId":"c",
+        let ev: StreamResponse = serde_json::from_value(json!({"statusUpdate":{"taskId":"t","contextId":"c",
             "status":{"state":"TASK_STATE_INPUT_REQUIRED","timestamp":"2026-10-06T09:00:00.500Z",
             "message":{"role":"ROLE_AGENT","parts":[{"text":"Which base branch?"}]}}}}))
-            .unwrap();
+        .unwrap();
         let mut line = TaskLine::default();
         line.apply(&ev);
         let v: serde_json::Value =
-            serde_json::from_str(&EventLine::for_event("code-reviewer", &ev, &line).to_json())
-                .unwrap();
+            serde_json::from_str(&EventLine::for_event("code-reviewer", &ev, &line).to_json()).unwrap();
         assert_eq!(
             v,
             json!({"agent":"code-reviewer","event":"status","task":"t","context":"c","state":"INPUT_REQUIRED",
@@ -159,10 +157,9 @@ mod tests {
             state: TaskState::Working,
             ..Default::default()
         };
-        let ev: StreamResponse =
-            serde_json::from_value(json!({"artifactUpdate":{"taskId":"t","contextId":"c",
+        let ev: StreamResponse = serde_json::from_value(json!({"artifactUpdate":{"taskId":"t","contextId":"c",
             "artifact":{"artifactId":"a","parts":[{"text":"chunk"}]},"append":true}}))
-            .unwrap();
+        .unwrap();
         line.apply(&ev);
         let out = EventLine::for_event("r", &ev, &line);
         assert_eq!(out.state, "WORKING");

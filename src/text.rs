@@ -71,11 +71,7 @@ mod tests {
     fn hostile_sequences_are_removed() {
         assert_eq!(sanitize("ok\x1b[2J\x1b[1;1Hdone"), "okdone");
         assert_eq!(sanitize("a\x1b]0;pwned\x07b"), "ab", "window title");
-        assert_eq!(
-            sanitize("a\x1b]52;c;aGVsbG8=\x1b\\b"),
-            "ab",
-            "clipboard write"
-        );
+        assert_eq!(sanitize("a\x1b]52;c;aGVsbG8=\x1b\\b"), "ab", "clipboard write");
         assert_eq!(sanitize("x\u{9b}31my"), "xy", "8-bit CSI");
         assert_eq!(sanitize("bell\x07 back\x08space\r"), "bell backspace");
         assert_eq!(sanitize("evil\u{202e}txt.exe"), "eviltxt.exe");

@@ -19,6 +19,12 @@ impl Secret {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Secret::new)
+    }
+}
+
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(***)")
@@ -125,15 +131,11 @@ pub fn card_auth(card: &AgentCard) -> CardAuth {
         }
         if let [(_, Some(scheme))] = schemes.as_slice() {
             let placement = match scheme {
-                SecurityScheme::HttpAuth { scheme, .. }
-                    if scheme.eq_ignore_ascii_case("bearer") =>
-                {
+                SecurityScheme::HttpAuth { scheme, .. } if scheme.eq_ignore_ascii_case("bearer") => {
                     Some(Placement::Bearer)
                 }
                 // OAuth 2 and OpenID Connect access tokens also travel as bearer tokens.
-                SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. } => {
-                    Some(Placement::Bearer)
-                }
+                SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. } => Some(Placement::Bearer),
                 SecurityScheme::ApiKey { location, name, .. } => Some(match location {
                     ApiKeyLocation::Header => Placement::Header(name.clone()),
                     ApiKeyLocation::Query => Placement::Query(name.clone()),
@@ -191,10 +193,7 @@ mod tests {
         let key_card: AgentCard = serde_json::from_value(json!({
             "securitySchemes":{"key":{"type":"apiKey","in":"query","name":"k"}},"security":[{"key":[]}]}))
         .unwrap();
-        assert_eq!(
-            card_auth(&key_card).placement,
-            Some(Placement::Query("k".into()))
-        );
+        assert_eq!(card_auth(&key_card).placement, Some(Placement::Query("k".into())));
     }
 
     #[test]

@@ -23,11 +23,7 @@ pub struct AgentCard {
     pub capabilities: AgentCapabilities,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub security_requirements: Vec<SecurityRequirement>,
     #[serde(default, deserialize_with = "lenient::list")]
     pub default_input_modes: Vec<String>,
@@ -41,11 +37,7 @@ pub struct AgentCard {
     pub documentation_url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icon_url: Option<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<Value>,
 
     // 0.3 fields (PROTOCOL.md section 7); read, never written.
@@ -96,11 +88,7 @@ pub struct AgentCapabilities {
     pub push_notifications: bool,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub extended_agent_card: bool,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<AgentExtension>,
 }
 
@@ -128,29 +116,13 @@ pub struct AgentSkill {
     pub description: String,
     #[serde(default, deserialize_with = "lenient::list")]
     pub tags: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub input_modes: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub output_modes: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
@@ -272,9 +244,7 @@ impl<'de> Deserialize<'de> for SecurityScheme {
         Ok(match kind.as_str() {
             "apiKeySecurityScheme" | "apiKey" => SecurityScheme::ApiKey {
                 location: ApiKeyLocation::parse(
-                    body.get("location")
-                        .or_else(|| body.get("in"))
-                        .and_then(Value::as_str),
+                    body.get("location").or_else(|| body.get("in")).and_then(Value::as_str),
                 ),
                 name: str_field(body, "name").unwrap_or_default(),
                 description,
@@ -431,8 +401,7 @@ impl Interface {
         let binding = Binding::parse(&self.binding_name)?;
         let version = ProtocolVersion::parse(&self.version_name)?;
         // 0.3 REST differed per SDK (PROTOCOL.md section 7): we speak 0.3 over JSON-RPC only.
-        (version == ProtocolVersion::V1_0 || binding == Binding::JsonRpc)
-            .then_some((binding, version))
+        (version == ProtocolVersion::V1_0 || binding == Binding::JsonRpc).then_some((binding, version))
     }
 }
 
@@ -452,18 +421,12 @@ impl AgentCard {
                 })
                 .collect();
         }
-        let version = self
-            .protocol_version
-            .clone()
-            .unwrap_or_else(|| "0.3".into());
+        let version = self.protocol_version.clone().unwrap_or_else(|| "0.3".into());
         let mut out = Vec::new();
         if let Some(url) = &self.url {
             out.push(Interface {
                 url: url.clone(),
-                binding_name: self
-                    .preferred_transport
-                    .clone()
-                    .unwrap_or_else(|| "JSONRPC".into()),
+                binding_name: self.preferred_transport.clone().unwrap_or_else(|| "JSONRPC".into()),
                 version_name: version.clone(),
                 tenant: None,
             });
@@ -492,14 +455,7 @@ impl AgentCard {
             .map(|alt| SecurityRequirement {
                 schemes: alt
                     .iter()
-                    .map(|(name, scopes)| {
-                        (
-                            name.clone(),
-                            StringList {
-                                list: scopes.clone(),
-                            },
-                        )
-                    })
+                    .map(|(name, scopes)| (name.clone(), StringList { list: scopes.clone() }))
                     .collect(),
             })
             .collect()
@@ -525,16 +481,16 @@ mod tests {
     #[test]
     fn all_five_scheme_variants_and_0_3_types_decode() {
         let card: AgentCard = serde_json::from_value(json!({
-            "name":"x","securitySchemes":{
-                "key":{"apiKeySecurityScheme":{"location":"query","name":"api_key"}},
-                "bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer","bearerFormat":"JWT"}},
-                "oauth":{"oauth2SecurityScheme":{"flows":{"clientCredentials":{"tokenUrl":"https://t","scopes":{}}}}},
-                "oidc":{"openIdConnectSecurityScheme":{"openIdConnectUrl":"https://o"}},
-                "mtls":{"mtlsSecurityScheme":{}},
-                "old":{"type":"apiKey","in":"header","name":"X-Key"},
-                "oldbearer":{"type":"http","scheme":"bearer"},
-                "future":{"quantumSecurityScheme":{}}
-            }}))
+        "name":"x","securitySchemes":{
+            "key":{"apiKeySecurityScheme":{"location":"query","name":"api_key"}},
+            "bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer","bearerFormat":"JWT"}},
+            "oauth":{"oauth2SecurityScheme":{"flows":{"clientCredentials":{"tokenUrl":"https://t","scopes":{}}}}},
+            "oidc":{"openIdConnectSecurityScheme":{"openIdConnectUrl":"https://o"}},
+            "mtls":{"mtlsSecurityScheme":{}},
+            "old":{"type":"apiKey","in":"header","name":"X-Key"},
+            "oldbearer":{"type":"http","scheme":"bearer"},
+            "future":{"quantumSecurityScheme":{}}
+        }}))
         .unwrap();
         let s = &card.security_schemes;
         assert_eq!(
@@ -556,12 +512,9 @@ mod tests {
         assert!(
             matches!(&s["old"], SecurityScheme::ApiKey { location: ApiKeyLocation::Header, name, .. } if name == "X-Key")
         );
-        assert!(
-            matches!(&s["oldbearer"], SecurityScheme::HttpAuth { scheme, .. } if scheme == "bearer")
-        );
+        assert!(matches!(&s["oldbearer"], SecurityScheme::HttpAuth { scheme, .. } if scheme == "bearer"));
         assert!(matches!(&s["future"], SecurityScheme::Unknown(_)));
-        let again: AgentCard =
-            serde_json::from_value(serde_json::to_value(&card).unwrap()).unwrap();
+        let again: AgentCard = serde_json::from_value(serde_json::to_value(&card).unwrap()).unwrap();
         assert_eq!(again.security_schemes["key"], s["key"]);
         assert_eq!(again.security_schemes["oauth"], s["oauth"]);
     }
@@ -575,15 +528,9 @@ mod tests {
         .unwrap();
         let ifaces = card.interfaces();
         assert_eq!(ifaces.len(), 2, "duplicate of the main url dropped");
-        assert_eq!(
-            ifaces[0].supported(),
-            Some((Binding::JsonRpc, ProtocolVersion::V0_3))
-        );
+        assert_eq!(ifaces[0].supported(), Some((Binding::JsonRpc, ProtocolVersion::V0_3)));
         assert_eq!(ifaces[1].supported(), None, "0.3 REST is not spoken");
-        assert_eq!(
-            card.requirements()[0].schemes["bearer"].list,
-            Vec::<String>::new()
-        );
+        assert_eq!(card.requirements()[0].schemes["bearer"].list, Vec::<String>::new());
         assert!(card.has_extended_card());
     }
 
@@ -595,11 +542,7 @@ mod tests {
             {"url":"http://h/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
             "url":"http://h/","protocolVersion":"0.3.0"}))
         .unwrap();
-        let supported: Vec<_> = card
-            .interfaces()
-            .iter()
-            .filter_map(Interface::supported)
-            .collect();
+        let supported: Vec<_> = card.interfaces().iter().filter_map(Interface::supported).collect();
         assert_eq!(
             supported,
             vec![
@@ -611,8 +554,7 @@ mod tests {
 
     #[test]
     fn empty_scope_lists_may_omit_the_list_key() {
-        let r: SecurityRequirement =
-            serde_json::from_value(json!({"schemes":{"bearer":{}}})).unwrap();
+        let r: SecurityRequirement = serde_json::from_value(json!({"schemes":{"bearer":{}}})).unwrap();
         assert!(r.schemes["bearer"].list.is_empty());
     }
 }

@@ -18,8 +18,7 @@ use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
-    GetTaskRequest, ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, Task,
-    TaskIdRequest,
+    GetTaskRequest, ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, Task, TaskIdRequest,
 };
 use super::wire::{self, Call, WireRequest};
 
@@ -106,11 +105,7 @@ impl Client {
     }
 
     /// Like `connect`, on a shared HTTP stack (one connection pool for many agents).
-    pub async fn connect_with(
-        http: reqwest::Client,
-        target: &str,
-        opts: ClientOptions,
-    ) -> Result<Client> {
+    pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
         let given = opts.name.clone().unwrap_or_default();
         let early_token = auth::find_token(opts.token.as_ref(), &[&given]);
         let label = if given.is_empty() {
@@ -122,11 +117,7 @@ impl Client {
         Self::from_discovered(http, found, opts)
     }
 
-    pub fn from_discovered(
-        http: reqwest::Client,
-        found: Discovered,
-        opts: ClientOptions,
-    ) -> Result<Client> {
+    pub fn from_discovered(http: reqwest::Client, found: Discovered, opts: ClientOptions) -> Result<Client> {
         let Discovered { card, source, base } = found;
         let name = opts
             .name
@@ -137,13 +128,8 @@ impl Client {
         let token = auth::find_token(opts.token.as_ref(), &[&name, &card.name]);
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
-            let (Ok(k), Ok(v)) = (
-                HeaderName::try_from(k.as_str()),
-                HeaderValue::try_from(v.as_str()),
-            ) else {
-                return Err(Error::Usage(format!(
-                    "header {k:?} is not a valid HTTP header"
-                )));
+            let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) else {
+                return Err(Error::Usage(format!("header {k:?} is not a valid HTTP header")));
             };
             headers.insert(k, v);
         }
@@ -217,14 +203,12 @@ impl Client {
     }
 
     pub async fn cancel_task(&self, id: &str) -> Result<Task> {
-        self.unary(Call::CancelTask(&self.task_id_request(id)))
-            .await
+        self.unary(Call::CancelTask(&self.task_id_request(id))).await
     }
 
     /// SubscribeToTask: the first event is the task snapshot (spec section 3.1.6).
     pub async fn subscribe(&self, id: &str) -> Result<EventStream> {
-        self.stream(Call::SubscribeToTask(&self.task_id_request(id)))
-            .await
+        self.stream(Call::SubscribeToTask(&self.task_id_request(id))).await
     }
 
     pub async fn extended_card(&self) -> Result<AgentCard> {
@@ -263,10 +247,7 @@ impl Client {
             url.query_pairs_mut()
                 .extend_pairs(wire.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
-        let mut req = self
-            .http
-            .request(wire.method, url)
-            .headers(self.headers.clone());
+        let mut req = self.http.request(wire.method, url).headers(self.headers.clone());
         // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
         req = req.header("A2A-Version", self.endpoint.version.label());
         let content_type = match self.endpoint.binding {
@@ -282,9 +263,7 @@ impl Client {
             },
         );
         if let Some(body) = wire.body {
-            req = req
-                .header(CONTENT_TYPE, content_type)
-                .body(body.to_string());
+            req = req.header(CONTENT_TYPE, content_type).body(body.to_string());
         }
         let extensions = requested_extensions(call);
         if !extensions.is_empty() {
@@ -298,9 +277,7 @@ impl Client {
                 Placement::Bearer => req.bearer_auth(token.expose()),
                 Placement::Header(name) => req.header(name.as_str(), token.expose()),
                 Placement::Query(name) => req.query(&[(name.as_str(), token.expose())]),
-                Placement::Cookie(name) => {
-                    req.header("Cookie", format!("{name}={}", token.expose()))
-                }
+                Placement::Cookie(name) => req.header("Cookie", format!("{name}={}", token.expose())),
             };
         }
         if !call.is_streaming() {
@@ -376,9 +353,7 @@ impl Client {
             // An error raised before the stream starts is a plain JSON reply (SDK-QUIRKS.md).
             let body = read_body(resp, call.name()).await?;
             let err = match self.endpoint.binding {
-                Binding::JsonRpc => {
-                    wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err()
-                }
+                Binding::JsonRpc => wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err(),
                 Binding::Rest => Some(wire::rest::error_from_body(status, call.name(), &body)),
             };
             return Err(err.unwrap_or_else(|| Error::Http {
@@ -392,8 +367,8 @@ impl Client {
             Binding::Rest => wire::rest::decode_frame,
         };
         // A frame that does not decode is reported and skipped; the stream goes on.
-        let events = sse::frames(resp.bytes_stream(), self.frame_limit)
-            .map(move |frame| frame.and_then(|f| decode(&f)));
+        let events =
+            sse::frames(resp.bytes_stream(), self.frame_limit).map(move |frame| frame.and_then(|f| decode(&f)));
         Ok(Box::pin(events))
     }
 }
@@ -423,11 +398,7 @@ async fn read_body(resp: reqwest::Response, what: &str) -> Result<Vec<u8>> {
 }
 
 /// The first interface of the card's order that we speak, or of the forced binding.
-fn choose_endpoint(
-    card: &AgentCard,
-    base: Option<&Url>,
-    forced: Option<Binding>,
-) -> Result<Endpoint> {
+fn choose_endpoint(card: &AgentCard, base: Option<&Url>, forced: Option<Binding>) -> Result<Endpoint> {
     let interfaces = card.interfaces();
     let pick = interfaces.iter().find_map(|i| {
         let (binding, version) = i.supported()?;
@@ -481,22 +452,15 @@ mod tests {
             {"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}));
         let base = Url::parse("http://h:9/.well-known/agent-card.json").unwrap();
         let e = choose_endpoint(&c, Some(&base), None).unwrap();
-        assert_eq!(
-            (e.binding, e.url.as_str()),
-            (Binding::Rest, "http://h:9/rest")
-        );
+        assert_eq!((e.binding, e.url.as_str()), (Binding::Rest, "http://h:9/rest"));
         let f = choose_endpoint(&c, Some(&base), Some(Binding::JsonRpc)).unwrap();
-        assert_eq!(
-            (f.binding, f.url.as_str()),
-            (Binding::JsonRpc, "http://h/rpc")
-        );
+        assert_eq!((f.binding, f.url.as_str()), (Binding::JsonRpc, "http://h/rpc"));
     }
 
     #[test]
     fn a_card_with_nothing_we_speak_says_what_it_offered() {
-        let c = card(
-            json!({"supportedInterfaces":[{"url":"grpc://h","protocolBinding":"GRPC","protocolVersion":"1.0"}]}),
-        );
+        let c =
+            card(json!({"supportedInterfaces":[{"url":"grpc://h","protocolBinding":"GRPC","protocolVersion":"1.0"}]}));
         let err = choose_endpoint(&c, None, None).unwrap_err().to_string();
         assert!(err.contains("GRPC 1.0"), "{err}");
     }

@@ -31,8 +31,7 @@ pub fn parse_url(input: &str) -> Result<Url> {
     } else {
         format!("http://{trimmed}")
     };
-    Url::parse(&with_scheme)
-        .map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))
+    Url::parse(&with_scheme).map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))
 }
 
 /// The URLs to try, in order: the card URL itself, or the well-known paths under the given
@@ -63,20 +62,15 @@ pub fn candidates(url: &Url) -> Vec<Url> {
 }
 
 /// Fetches and decodes the card. A token meant for this agent goes on the card request too.
-pub async fn discover(
-    http: &reqwest::Client,
-    input: &str,
-    token: Option<&Token>,
-    agent: &str,
-) -> Result<Discovered> {
+pub async fn discover(http: &reqwest::Client, input: &str, token: Option<&Token>, agent: &str) -> Result<Discovered> {
     let path = Path::new(input);
     if !input.contains("://") && path.is_file() {
         let bytes = std::fs::read(path).map_err(|source| Error::Io {
             path: input.to_string(),
             source,
         })?;
-        let card = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
+        let card =
+            serde_json::from_slice(&bytes).map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
         return Ok(Discovered {
             card,
             source: input.to_string(),
@@ -128,12 +122,7 @@ pub async fn discover(
                 });
             }
             Ok(_) => last = format!("{candidate} is JSON but not an agent card"),
-            Err(e) => {
-                last = format!(
-                    "{candidate} is not an agent card ({e}): {}",
-                    excerpt(&bytes)
-                )
-            }
+            Err(e) => last = format!("{candidate} is not an agent card ({e}): {}", excerpt(&bytes)),
         }
     }
     let tried: Vec<String> = tries.iter().map(Url::to_string).collect();
@@ -148,10 +137,7 @@ mod tests {
     use super::*;
 
     fn strs(u: &str) -> Vec<String> {
-        candidates(&parse_url(u).unwrap())
-            .iter()
-            .map(Url::to_string)
-            .collect()
+        candidates(&parse_url(u).unwrap()).iter().map(Url::to_string).collect()
     }
 
     #[test]
@@ -180,9 +166,6 @@ mod tests {
 
     #[test]
     fn a_card_url_is_used_as_is() {
-        assert_eq!(
-            strs("https://h/cards/x.json"),
-            vec!["https://h/cards/x.json"]
-        );
+        assert_eq!(strs("https://h/cards/x.json"), vec!["https://h/cards/x.json"]);
     }
 }

@@ -27,12 +27,7 @@ pub enum ErrorKind {
 }
 
 const KINDS: [(ErrorKind, i64, &str, &str); 14] = [
-    (
-        ErrorKind::TaskNotFound,
-        -32001,
-        "TASK_NOT_FOUND",
-        "TaskNotFoundError",
-    ),
+    (ErrorKind::TaskNotFound, -32001, "TASK_NOT_FOUND", "TaskNotFoundError"),
     (
         ErrorKind::TaskNotCancelable,
         -32002,
@@ -81,12 +76,7 @@ const KINDS: [(ErrorKind, i64, &str, &str); 14] = [
         "VERSION_NOT_SUPPORTED",
         "VersionNotSupportedError",
     ),
-    (
-        ErrorKind::JsonParse,
-        -32700,
-        "PARSE_ERROR",
-        "JSONParseError",
-    ),
+    (ErrorKind::JsonParse, -32700, "PARSE_ERROR", "JSONParseError"),
     (
         ErrorKind::InvalidRequest,
         -32600,
@@ -99,33 +89,17 @@ const KINDS: [(ErrorKind, i64, &str, &str); 14] = [
         "METHOD_NOT_FOUND",
         "MethodNotFoundError",
     ),
-    (
-        ErrorKind::InvalidParams,
-        -32602,
-        "INVALID_PARAMS",
-        "InvalidParamsError",
-    ),
-    (
-        ErrorKind::Internal,
-        -32603,
-        "INTERNAL_ERROR",
-        "InternalError",
-    ),
+    (ErrorKind::InvalidParams, -32602, "INVALID_PARAMS", "InvalidParamsError"),
+    (ErrorKind::Internal, -32603, "INTERNAL_ERROR", "InternalError"),
 ];
 
 impl ErrorKind {
     pub fn from_code(code: i64) -> ErrorKind {
-        KINDS
-            .iter()
-            .find(|k| k.1 == code)
-            .map_or(ErrorKind::Other, |k| k.0)
+        KINDS.iter().find(|k| k.1 == code).map_or(ErrorKind::Other, |k| k.0)
     }
 
     pub fn from_reason(reason: &str) -> ErrorKind {
-        KINDS
-            .iter()
-            .find(|k| k.2 == reason)
-            .map_or(ErrorKind::Other, |k| k.0)
+        KINDS.iter().find(|k| k.2 == reason).map_or(ErrorKind::Other, |k| k.0)
     }
 
     fn entry(self) -> Option<&'static (ErrorKind, i64, &'static str, &'static str)> {
@@ -183,18 +157,11 @@ pub enum Error {
 
     /// Connect, TLS, timeout, reset. The URL is stripped from the source so query keys cannot leak.
     #[error("{what}: {}", transport_cause(source))]
-    Transport {
-        what: String,
-        source: reqwest::Error,
-    },
+    Transport { what: String, source: reqwest::Error },
 
     /// A non-success HTTP status without an A2A error body.
     #[error("HTTP {status} from {what}: {excerpt}")]
-    Http {
-        status: u16,
-        what: String,
-        excerpt: String,
-    },
+    Http { status: u16, what: String, excerpt: String },
 
     #[error("cannot decode {what}: {source}; received: {excerpt}")]
     Decode {
@@ -209,9 +176,7 @@ pub enum Error {
     #[error("stream broke: {0}")]
     Stream(String),
 
-    #[error(
-        "the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3 and HTTP+JSON 1.0"
-    )]
+    #[error("the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3 and HTTP+JSON 1.0")]
     NoInterface { offered: String },
 
     #[error("{operation} does not exist in A2A {version}")]
@@ -224,30 +189,15 @@ pub enum Error {
     CardNotFound { tried: String, last: String },
 
     #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
 
     #[error("{0}")]
     Usage(String),
 }
 
-fn unauthorized_message(
-    status: u16,
-    agent: &str,
-    asks_for: Option<&str>,
-    env_var: &str,
-    sent: bool,
-) -> String {
-    let what = if status == 403 {
-        "forbidden"
-    } else {
-        "unauthorized"
-    };
-    let asks = asks_for
-        .map(|a| format!(" the card asks for {a};"))
-        .unwrap_or_default();
+fn unauthorized_message(status: u16, agent: &str, asks_for: Option<&str>, env_var: &str, sent: bool) -> String {
+    let what = if status == 403 { "forbidden" } else { "unauthorized" };
+    let asks = asks_for.map(|a| format!(" the card asks for {a};")).unwrap_or_default();
     let sent = if sent {
         " the credential sent was refused;"
     } else {
@@ -356,25 +306,16 @@ pub struct WireError {
 impl WireError {
     fn reason(&self) -> Option<String> {
         let details = self.details.as_ref().or(self.data.as_ref())?;
-        let list = details
-            .as_array()
-            .cloned()
-            .unwrap_or_else(|| vec![details.clone()]);
+        let list = details.as_array().cloned().unwrap_or_else(|| vec![details.clone()]);
         list.iter()
             .find_map(|d| d.get("reason").and_then(Value::as_str).map(str::to_string))
     }
 
     /// JSON-RPC: classify by `code` (spec section 9.5).
     pub fn into_jsonrpc_error(self) -> Error {
-        let code = self
-            .code
-            .as_ref()
-            .and_then(Value::as_f64)
-            .map_or(-32603, |c| c as i64);
+        let code = self.code.as_ref().and_then(Value::as_f64).map_or(-32603, |c| c as i64);
         let kind = match ErrorKind::from_code(code) {
-            ErrorKind::Other => self
-                .reason()
-                .map_or(ErrorKind::Other, |r| ErrorKind::from_reason(&r)),
+            ErrorKind::Other => self.reason().map_or(ErrorKind::Other, |r| ErrorKind::from_reason(&r)),
             kind => kind,
         };
         Error::Agent {
@@ -402,18 +343,9 @@ impl WireError {
         };
         let message = self
             .message
-            .or_else(|| {
-                self.status
-                    .as_ref()
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
+            .or_else(|| self.status.as_ref().and_then(Value::as_str).map(str::to_string))
             .unwrap_or_default();
-        Error::Agent {
-            kind,
-            code,
-            message,
-        }
+        Error::Agent { kind, code, message }
     }
 }
 
@@ -424,23 +356,18 @@ mod tests {
 
     #[test]
     fn jsonrpc_errors_classify_by_code_then_reason() {
-        let e: WireError = serde_json::from_value(
-            json!({"code":-32001,"message":"gone","data":[{"reason":"TASK_NOT_FOUND"}]}),
-        )
-        .unwrap();
+        let e: WireError =
+            serde_json::from_value(json!({"code":-32001,"message":"gone","data":[{"reason":"TASK_NOT_FOUND"}]}))
+                .unwrap();
         assert!(e.into_jsonrpc_error().is_kind(ErrorKind::TaskNotFound));
         let f: WireError = serde_json::from_value(
             json!({"code":-32050,"message":"custom","data":[{"reason":"UNSUPPORTED_OPERATION"}]}),
         )
         .unwrap();
-        assert!(
-            f.into_jsonrpc_error()
-                .is_kind(ErrorKind::UnsupportedOperation)
-        );
+        assert!(f.into_jsonrpc_error().is_kind(ErrorKind::UnsupportedOperation));
         let g: WireError = serde_json::from_value(json!({"code":-32004.0,"message":"x"})).unwrap();
         assert!(
-            g.into_jsonrpc_error()
-                .is_kind(ErrorKind::UnsupportedOperation),
+            g.into_jsonrpc_error().is_kind(ErrorKind::UnsupportedOperation),
             "float codes"
         );
     }
@@ -448,7 +375,8 @@ mod tests {
     #[test]
     fn rest_errors_classify_by_reason_not_status() {
         let e: WireError = serde_json::from_value(json!({"code":400,"status":"FAILED_PRECONDITION","message":"done",
-            "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION"}]})).unwrap();
+            "details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNSUPPORTED_OPERATION"}]}))
+        .unwrap();
         let err = e.into_rest_error(400);
         assert!(err.is_kind(ErrorKind::UnsupportedOperation));
         assert_eq!(err.to_string(), "UnsupportedOperationError (-32004): done");

@@ -125,11 +125,7 @@ mod tests {
             (r#"{"n":null}"#, 0),
             ("{}", 0),
         ] {
-            assert_eq!(
-                serde_json::from_str::<Counted>(json).unwrap().n,
-                want,
-                "{json}"
-            );
+            assert_eq!(serde_json::from_str::<Counted>(json).unwrap().n, want, "{json}");
         }
     }
 }

@@ -48,9 +48,7 @@ where
             Err(eventsource_stream::EventStreamError::Transport(GuardError::TooLarge)) => {
                 Err(Error::FrameTooLarge { limit })
             }
-            Err(eventsource_stream::EventStreamError::Transport(GuardError::Inner(msg))) => {
-                Err(Error::Stream(msg))
-            }
+            Err(eventsource_stream::EventStreamError::Transport(GuardError::Inner(msg))) => Err(Error::Stream(msg)),
             Err(other) => Err(Error::Stream(other.to_string())),
         })
         .take_while(move |item| {
@@ -173,18 +171,12 @@ mod tests {
             ],
             1024,
         );
-        assert_eq!(
-            got,
-            vec![frame("message", "{\"a\":\n1}"), frame("error", "x")]
-        );
+        assert_eq!(got, vec![frame("message", "{\"a\":\n1}"), frame("error", "x")]);
     }
 
     #[test]
     fn frames_split_across_chunks_and_ids_ignored() {
-        let got = parse(
-            &["da", "ta: one\nid: 7\nretry: 10\n", "\ndata:two\n\n"],
-            1024,
-        );
+        let got = parse(&["da", "ta: one\nid: 7\nretry: 10\n", "\ndata:two\n\n"], 1024);
         assert_eq!(got, vec![frame("message", "one"), frame("message", "two")]);
     }
 

@@ -64,10 +64,9 @@ impl TaskState {
         match self {
             TaskState::Submitted | TaskState::Working => StateClass::Active,
             TaskState::InputRequired | TaskState::AuthRequired => StateClass::Interrupted,
-            TaskState::Completed
-            | TaskState::Failed
-            | TaskState::Canceled
-            | TaskState::Rejected => StateClass::Terminal,
+            TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected => {
+                StateClass::Terminal
+            }
             TaskState::Unspecified | TaskState::Unknown(_) => StateClass::Unknown,
         }
     }
@@ -127,16 +126,10 @@ impl TaskState {
             "TASK_STATE_COMPLETED" | "completed" => TaskState::Completed,
             "TASK_STATE_FAILED" | "failed" => TaskState::Failed,
             // a2a-python 0.3 REST spells it with two Ls (PROTOCOL.md section 7).
-            "TASK_STATE_CANCELED" | "TASK_STATE_CANCELLED" | "canceled" | "cancelled" => {
-                TaskState::Canceled
-            }
-            "TASK_STATE_INPUT_REQUIRED" | "input-required" | "input_required" => {
-                TaskState::InputRequired
-            }
+            "TASK_STATE_CANCELED" | "TASK_STATE_CANCELLED" | "canceled" | "cancelled" => TaskState::Canceled,
+            "TASK_STATE_INPUT_REQUIRED" | "input-required" | "input_required" => TaskState::InputRequired,
             "TASK_STATE_REJECTED" | "rejected" => TaskState::Rejected,
-            "TASK_STATE_AUTH_REQUIRED" | "auth-required" | "auth_required" => {
-                TaskState::AuthRequired
-            }
+            "TASK_STATE_AUTH_REQUIRED" | "auth-required" | "auth_required" => TaskState::AuthRequired,
             other => {
                 // Users type short names on the command line (`--state working`).
                 let upper = other.to_ascii_uppercase().replace('-', "_");
@@ -219,16 +212,8 @@ mod tests {
         let cases = [
             ("TASK_STATE_SUBMITTED", "submitted", StateClass::Active),
             ("TASK_STATE_WORKING", "working", StateClass::Active),
-            (
-                "TASK_STATE_INPUT_REQUIRED",
-                "input-required",
-                StateClass::Interrupted,
-            ),
-            (
-                "TASK_STATE_AUTH_REQUIRED",
-                "auth-required",
-                StateClass::Interrupted,
-            ),
+            ("TASK_STATE_INPUT_REQUIRED", "input-required", StateClass::Interrupted),
+            ("TASK_STATE_AUTH_REQUIRED", "auth-required", StateClass::Interrupted),
             ("TASK_STATE_COMPLETED", "completed", StateClass::Terminal),
             ("TASK_STATE_FAILED", "failed", StateClass::Terminal),
             ("TASK_STATE_CANCELED", "canceled", StateClass::Terminal),
@@ -264,11 +249,7 @@ mod tests {
             ("0", TaskState::Unspecified),
         ];
         for (json, want) in cases {
-            assert_eq!(
-                serde_json::from_str::<TaskState>(json).unwrap(),
-                want,
-                "{json}"
-            );
+            assert_eq!(serde_json::from_str::<TaskState>(json).unwrap(), want, "{json}");
         }
         let odd: TaskState = serde_json::from_str("42").unwrap();
         assert_eq!(odd, TaskState::Unknown("42".into()));
@@ -277,14 +258,8 @@ mod tests {
     #[test]
     fn short_names_typed_by_people_are_understood() {
         assert_eq!(TaskState::from_name("working"), TaskState::Working);
-        assert_eq!(
-            TaskState::from_name("INPUT_REQUIRED"),
-            TaskState::InputRequired
-        );
-        assert_eq!(
-            TaskState::from_name("auth-required"),
-            TaskState::AuthRequired
-        );
+        assert_eq!(TaskState::from_name("INPUT_REQUIRED"), TaskState::InputRequired);
+        assert_eq!(TaskState::from_name("auth-required"), TaskState::AuthRequired);
         assert_eq!(TaskState::InputRequired.short_name(), "INPUT_REQUIRED");
     }
 }

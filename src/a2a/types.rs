@@ -160,10 +160,7 @@ impl<'de> Deserialize<'de> for Part {
         } else if let Some(file) = w.file {
             media_type = media_type.or(file.mime_type);
             filename = filename.or(file.name);
-            match (
-                file.bytes.or(file.file_with_bytes),
-                file.uri.or(file.file_with_uri),
-            ) {
+            match (file.bytes.or(file.file_with_bytes), file.uri.or(file.file_with_uri)) {
                 (Some(bytes), _) => PartContent::Raw(bytes),
                 (None, Some(uri)) => PartContent::Url(uri),
                 (None, None) => PartContent::Unsupported("file".into()),
@@ -229,17 +226,9 @@ pub struct Message {
     pub task_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub reference_task_ids: Vec<String>,
 }
 
@@ -265,6 +254,32 @@ impl Message {
 
     pub fn text(&self) -> String {
         parts_text(&self.parts)
+    }
+
+    /// The links in this message: `url` parts, and http(s) URLs inside text parts (where an
+    /// AUTH_REQUIRED status tells the operator to go, spec section 7.6.1).
+    pub fn links(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |link: &str| {
+            if !out.iter().any(|l| l == link) {
+                out.push(link.to_string());
+            }
+        };
+        for part in &self.parts {
+            match &part.content {
+                PartContent::Url(u) => add(u),
+                PartContent::Text(t) => {
+                    for word in t.split_whitespace() {
+                        if word.starts_with("http://") || word.starts_with("https://") {
+                            // Sentence punctuation after a link is not part of it.
+                            add(word.trim_end_matches(['.', ',', ';', ':', ')', ']', '"', '\'', '>']));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }
 
@@ -312,11 +327,7 @@ pub struct Artifact {
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
 }
 
@@ -328,17 +339,9 @@ pub struct Task {
     pub context_id: String,
     #[serde(default)]
     pub status: TaskStatus,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<Artifact>,
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -367,17 +370,9 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default)]
     pub artifact: Artifact,
     /// true: add these parts to the artifact with the same id; false: new or replacing.
-    #[serde(
-        default,
-        deserialize_with = "lenient::flag",
-        skip_serializing_if = "is_false"
-    )]
+    #[serde(default, deserialize_with = "lenient::flag", skip_serializing_if = "is_false")]
     pub append: bool,
-    #[serde(
-        default,
-        deserialize_with = "lenient::flag",
-        skip_serializing_if = "is_false"
-    )]
+    #[serde(default, deserialize_with = "lenient::flag", skip_serializing_if = "is_false")]
     pub last_chunk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -396,10 +391,7 @@ impl TaskArtifactUpdateEvent {
     /// artifact we never saw (we joined mid-stream) starts it, rather than losing the chunk.
     pub fn apply_to(&self, artifacts: &mut Vec<Artifact>) {
         let incoming = &self.artifact;
-        match artifacts
-            .iter_mut()
-            .find(|a| a.artifact_id == incoming.artifact_id)
-        {
+        match artifacts.iter_mut().find(|a| a.artifact_id == incoming.artifact_id) {
             Some(existing) if self.append => {
                 existing.parts.extend(incoming.parts.iter().cloned());
                 if incoming.name.is_some() {
@@ -566,20 +558,12 @@ impl Serialize for StreamResponse {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
-    #[serde(
-        default,
-        deserialize_with = "lenient::list",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub accepted_output_modes: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_length: Option<u32>,
     /// false (the default) = block until terminal or interrupted (spec section 3.2.2).
-    #[serde(
-        default,
-        deserialize_with = "lenient::flag",
-        skip_serializing_if = "is_false"
-    )]
+    #[serde(default, deserialize_with = "lenient::flag", skip_serializing_if = "is_false")]
     pub return_immediately: bool,
     /// 0.3 had `blocking`, the inverse (PROTOCOL.md section 7); read it so the demo agents take both.
     #[serde(default, skip_serializing)]
@@ -682,10 +666,8 @@ mod tests {
     fn v10_and_v03_status_updates_decode_alike() {
         let v10 = decode(json!({"statusUpdate":{"taskId":"t","contextId":"c",
             "status":{"state":"TASK_STATE_INPUT_REQUIRED","message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"Budget?"}]}}}}));
-        let v03 = decode(
-            json!({"kind":"status-update","taskId":"t","contextId":"c","final":true,
-            "status":{"state":"input-required","message":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"Budget?"}]}}}),
-        );
+        let v03 = decode(json!({"kind":"status-update","taskId":"t","contextId":"c","final":true,
+            "status":{"state":"input-required","message":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"Budget?"}]}}}));
         assert_eq!(v10, v03);
         let StreamResponse::StatusUpdate(u) = v10 else {
             panic!("status update")
@@ -704,10 +686,7 @@ mod tests {
         assert_eq!(m.parts[0].content, PartContent::Raw("iVBO".into()));
         assert_eq!(m.parts[0].media_type.as_deref(), Some("image/png"));
         assert_eq!(m.parts[0].filename.as_deref(), Some("a.png"));
-        assert_eq!(
-            m.parts[1].content,
-            PartContent::Url("https://x/y.pdf".into())
-        );
+        assert_eq!(m.parts[1].content, PartContent::Url("https://x/y.pdf".into()));
         assert_eq!(m.parts[2].content, PartContent::Data(json!({"n":1})));
     }
 
@@ -718,18 +697,14 @@ mod tests {
         let q: Part = serde_json::from_value(json!({"hologram":{"x":1}})).unwrap();
         assert!(matches!(q.content, PartContent::Unsupported(_)));
         // Py's ListTasks prints empty strings for unset fields: they mean "absent".
-        let r: Part =
-            serde_json::from_value(json!({"text":"hi","mediaType":"","filename":""})).unwrap();
+        let r: Part = serde_json::from_value(json!({"text":"hi","mediaType":"","filename":""})).unwrap();
         assert_eq!(r, Part::text("hi"));
     }
 
     #[test]
     fn missing_required_fields_default_instead_of_failing() {
-        let e =
-            decode(json!({"artifactUpdate":{"taskId":"t","artifact":{"parts":[{"text":"x"}]}}}));
-        let StreamResponse::ArtifactUpdate(a) = e else {
-            panic!()
-        };
+        let e = decode(json!({"artifactUpdate":{"taskId":"t","artifact":{"parts":[{"text":"x"}]}}}));
+        let StreamResponse::ArtifactUpdate(a) = e else { panic!() };
         assert_eq!(a.context_id, "");
         assert_eq!(a.artifact.artifact_id, "");
         assert!(!a.append && !a.last_chunk);
@@ -754,6 +729,22 @@ mod tests {
         chunk(true, "b").apply_to(&mut arts);
         assert_eq!(arts.len(), 1);
         assert_eq!(arts[0].text(), "freshb");
+    }
+
+    #[test]
+    fn links_come_from_url_parts_and_text() {
+        let m = Message::agent(vec![
+            Part::text("An operator must approve this deploy at http://localhost:41243/approve/ecf2dcb6."),
+            Part::url("https://ops.example/approve?id=1"),
+            Part::text("again http://localhost:41243/approve/ecf2dcb6"),
+        ]);
+        assert_eq!(
+            m.links(),
+            [
+                "http://localhost:41243/approve/ecf2dcb6",
+                "https://ops.example/approve?id=1"
+            ]
+        );
     }
 
     #[test]

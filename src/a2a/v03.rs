@@ -87,10 +87,7 @@ mod tests {
 
     #[test]
     fn a_reply_becomes_a_0_3_message() {
-        let mut m = Message::user(vec![
-            Part::text("main"),
-            Part::data(json!({"approved": true})),
-        ]);
+        let mut m = Message::user(vec![Part::text("main"), Part::data(json!({"approved": true}))]);
         m.task_id = Some("t".into());
         m.context_id = Some("c".into());
         let req = SendMessageRequest {
@@ -104,10 +101,7 @@ mod tests {
         let p = send_params(&req);
         assert_eq!(p["message"]["role"], "user");
         assert_eq!(p["message"]["kind"], "message");
-        assert_eq!(
-            p["message"]["parts"][0],
-            json!({"kind":"text","text":"main"})
-        );
+        assert_eq!(p["message"]["parts"][0], json!({"kind":"text","text":"main"}));
         assert_eq!(
             p["message"]["parts"][1],
             json!({"kind":"data","data":{"approved":true}})

@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use super::card::ProtocolVersion;
 use super::error::{Error, Result, WireError, excerpt};
 use super::sse::Frame;
-use super::types::{
-    GetTaskRequest, ListTasksRequest, SendMessageRequest, StreamResponse, TaskIdRequest,
-};
+use super::types::{GetTaskRequest, ListTasksRequest, SendMessageRequest, StreamResponse, TaskIdRequest};
 use super::v03;
 
 /// One A2A operation (spec section 3.1).
@@ -40,10 +38,7 @@ impl Call<'_> {
     }
 
     pub fn is_streaming(&self) -> bool {
-        matches!(
-            self,
-            Call::SendStreamingMessage(_) | Call::SubscribeToTask(_)
-        )
+        matches!(self, Call::SendStreamingMessage(_) | Call::SubscribeToTask(_))
     }
 }
 
@@ -96,7 +91,8 @@ pub mod jsonrpc {
     }
 
     pub fn request(call: &Call, version: ProtocolVersion, id: u64) -> Result<WireRequest> {
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method(call, version)?, "params": params(call, version)});
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": method(call, version)?, "params": params(call, version)});
         Ok(WireRequest {
             method: Method::POST,
             path: String::new(),
@@ -114,8 +110,7 @@ pub mod jsonrpc {
     /// A JSON-RPC response body; errors arrive with HTTP 200 too (a2a-python), so the status
     /// alone decides nothing.
     pub fn decode<T: DeserializeOwned>(what: &str, body: &[u8]) -> Result<T> {
-        let env: Envelope<T> =
-            serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
+        let env: Envelope<T> = serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
         match (env.error, env.result) {
             (Some(err), _) => Err(err.into_jsonrpc_error()),
             (None, Some(result)) => Ok(result),
@@ -140,11 +135,7 @@ pub mod rest {
     use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
     /// Task ids are opaque (spec section 3.4.1): escape everything but unreserved characters.
-    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
     fn task_path(tenant: &Option<String>, id: &str, suffix: &str) -> String {
         format!(
@@ -193,12 +184,7 @@ pub mod rest {
                     .metadata
                     .as_ref()
                     .map_or_else(|| json!({}), |m| json!({"metadata": m}));
-                (
-                    Method::POST,
-                    task_path(&r.tenant, &r.id, ":cancel"),
-                    vec![],
-                    Some(body),
-                )
+                (Method::POST, task_path(&r.tenant, &r.id, ":cancel"), vec![], Some(body))
             }
             // [CONFLICT] spec says POST, proto says GET: the caller retries with GET on 405.
             Call::SubscribeToTask(r) => (
@@ -207,9 +193,7 @@ pub mod rest {
                 vec![],
                 None,
             ),
-            Call::GetExtendedAgentCard => {
-                (Method::GET, "/extendedAgentCard".to_string(), vec![], None)
-            }
+            Call::GetExtendedAgentCard => (Method::GET, "/extendedAgentCard".to_string(), vec![], None),
         };
         WireRequest {
             method,
@@ -228,21 +212,12 @@ pub mod rest {
             }
         };
         push("contextId", r.context_id.clone());
-        push(
-            "status",
-            r.status.as_ref().map(|s| s.proto_name().to_string()),
-        );
+        push("status", r.status.as_ref().map(|s| s.proto_name().to_string()));
         push("pageSize", r.page_size.map(|n| n.to_string()));
         push("pageToken", r.page_token.clone().filter(|t| !t.is_empty()));
         push("historyLength", r.history_length.map(|n| n.to_string()));
-        push(
-            "statusTimestampAfter",
-            r.status_timestamp_after.map(|t| t.to_string()),
-        );
-        push(
-            "includeArtifacts",
-            r.include_artifacts.map(|b| b.to_string()),
-        );
+        push("statusTimestampAfter", r.status_timestamp_after.map(|t| t.to_string()));
+        push("includeArtifacts", r.include_artifacts.map(|b| b.to_string()));
         q
     }
 
@@ -360,8 +335,7 @@ mod tests {
     fn rest_error_shapes_all_classify() {
         let status = br#"{"error":{"code":404,"status":"NOT_FOUND","message":"task t-9 not found","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}"#;
         assert!(rest::error_from_body(404, "GetTask", status).is_kind(ErrorKind::TaskNotFound));
-        let problem =
-            br#"{"type":"about:blank","title":"Not found","status":404,"detail":"no task"}"#;
+        let problem = br#"{"type":"about:blank","title":"Not found","status":404,"detail":"no task"}"#;
         assert_eq!(
             rest::error_from_body(404, "GetTask", problem).to_string(),
             "AgentError (404): Not found: no task"

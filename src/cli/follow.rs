@@ -7,8 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use crate::a2a::{
-    Client, Error, ErrorKind, EventStream, SendMessageConfiguration, SendMessageRequest,
-    StreamResponse, TaskState,
+    Client, Error, ErrorKind, EventStream, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
 };
 use crate::ndjson::{EventLine, TaskLine};
 
@@ -21,10 +20,7 @@ fn settled(state: &TaskState) -> bool {
 
 fn emit(client: &Client, event: &StreamResponse, line: &mut TaskLine) {
     line.apply(event);
-    println!(
-        "{}",
-        EventLine::for_event(&client.name, event, line).to_json()
-    );
+    println!("{}", EventLine::for_event(&client.name, event, line).to_json());
 }
 
 enum Outcome {
@@ -35,12 +31,7 @@ enum Outcome {
 }
 
 /// Prints events until the task settles or the stream ends.
-async fn consume(
-    client: &Client,
-    mut stream: EventStream,
-    line: &mut TaskLine,
-    mut continuing: bool,
-) -> Outcome {
+async fn consume(client: &Client, mut stream: EventStream, line: &mut TaskLine, mut continuing: bool) -> Outcome {
     while let Some(item) = stream.next().await {
         match item {
             Ok(event) => {
@@ -49,9 +40,7 @@ async fn consume(
                 // question just answered (a2a-js, SDK-QUIRKS.md): that is not a new question.
                 let stale_snapshot = continuing && matches!(event, StreamResponse::Task(_));
                 continuing = false;
-                if matches!(event, StreamResponse::Message(_))
-                    || (settled(&line.state) && !stale_snapshot)
-                {
+                if matches!(event, StreamResponse::Message(_)) || (settled(&line.state) && !stale_snapshot) {
                     return Outcome::Done;
                 }
             }
@@ -67,11 +56,7 @@ async fn consume(
     Outcome::Closed
 }
 
-pub async fn send_and_follow(
-    client: &Client,
-    req: &SendMessageRequest,
-    continues_task: bool,
-) -> Result<(), Error> {
+pub async fn send_and_follow(client: &Client, req: &SendMessageRequest, continues_task: bool) -> Result<(), Error> {
     let mut line = TaskLine::default();
     if !client.streams() {
         // No streaming capability: both streaming calls would fail (spec section 3.3.4). Poll.
@@ -91,10 +76,7 @@ pub async fn send_and_follow(
     let mut outcome = consume(client, stream, &mut line, continues_task).await;
     let mut resubscribes = 0;
     while let Outcome::Closed = outcome {
-        println!(
-            "{}",
-            EventLine::new(&client.name, "closed", &line).to_json()
-        );
+        println!("{}", EventLine::new(&client.name, "closed", &line).to_json());
         if line.task.is_empty() {
             return Err(Error::Stream(
                 "the server closed the stream before naming a task".into(),

@@ -1,9 +1,13 @@
-//! The command line: a scriptable A2A client, the demo agents, and (later) the dashboard.
-//! Exit codes: 0 success, 1 protocol or transport error, 2 bad usage.
+//! The command line: the dashboard (no subcommand), its headless twin (`--json`), a
+//! scriptable A2A client, and the demo. Exit codes: 0 success, 1 protocol or transport error,
+//! 2 bad usage.
 
+mod dashboard;
 mod follow;
+mod headless;
 mod print;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -11,11 +15,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::a2a::auth::Secret;
 use crate::a2a::{
-    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part,
-    SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
+    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageConfiguration,
+    SendMessageRequest, StreamResponse, TaskState,
 };
+use crate::config::Config;
 use crate::demo;
 use crate::ndjson::{EventLine, TaskLine};
+use crate::watch::{AgentSpec, Credential, WatchOptions};
+use dashboard::ScreenArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -23,11 +30,36 @@ use crate::ndjson::{EventLine, TaskLine};
     version,
     about = "Watch and steer the work AI agents do for each other over A2A"
 )]
+#[command(after_help = "With no command, opens the dashboard on the agents of --agent and the config file.")]
 pub struct Cli {
     #[command(flatten)]
     pub conn: ConnArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+}
+
+/// What the dashboard watches.
+#[derive(Args, Debug, Clone)]
+pub struct WatchArgs {
+    /// An agent to watch, `[NAME=]URL` (repeatable); NAME defaults to the card's name.
+    #[arg(long = "agent", value_name = "[NAME=]URL")]
+    pub agents: Vec<String>,
+    /// The config file (default: ~/.config/a2a-watch/config.toml on Linux).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Watch only this context (one planner's delegations).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Also watch this task, `AGENT:ID` (AGENT = a name or the agent's position, from 1).
+    #[arg(long = "task", value_name = "AGENT:ID")]
+    pub tasks: Vec<String>,
+    /// Open streams per agent at most; the rest are followed by listing.
+    #[arg(long)]
+    pub max_streams: Option<usize>,
+    #[command(flatten)]
+    pub screen: ScreenArgs,
 }
 
 /// How to reach an agent; shared by every client command.
@@ -126,12 +158,16 @@ pub enum Command {
         #[arg(long, default_value_t = 0.6)]
         delay: f64,
     },
-    /// Start the demo agents and a planner that delegates work to them.
+    /// Start the demo agents and a planner that delegates work to them, and watch it all.
     Demo {
+        /// The first agent's port (the next three follow); taken ports fall back to free ones.
         #[arg(long, default_value_t = 41241)]
         base_port: u16,
+        /// Seconds between the steps of a scenario.
         #[arg(long, default_value_t = 0.6)]
         delay: f64,
+        #[command(flatten)]
+        screen: ScreenArgs,
     },
 }
 
@@ -145,9 +181,7 @@ impl ConnArgs {
             headers.push((k.trim().to_string(), v.trim().to_string()));
         }
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            return Err(Error::Usage(
-                "--timeout must be a positive number of seconds".into(),
-            ));
+            return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
         }
         Ok(ClientOptions {
             name: self.name.clone(),
@@ -188,7 +222,10 @@ pub fn main() -> ExitCode {
 
 pub async fn run(cli: Cli) -> Result<(), Error> {
     let conn = &cli.conn;
-    match cli.command {
+    let Some(command) = cli.command else {
+        return watch(conn, &cli.watch).await;
+    };
+    match command {
         Command::Card { url, json } => {
             let client = conn.connect(&url).await?;
             if json {
@@ -283,10 +320,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             let client = conn.connect(&url).await?;
             let task = client.get_task(&task_id, history).await?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&task).expect("tasks serialize")
-                );
+                println!("{}", serde_json::to_string_pretty(&task).expect("tasks serialize"));
             } else {
                 print!("{}", print::task_detail(&task));
             }
@@ -314,27 +348,18 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             wait_for_interrupt().await;
             agents.shutdown().await;
         }
-        Command::Demo { base_port, delay } => {
-            let agents = demo::start(demo_config(base_port, "demo-token".into(), delay)?)
-                .await
-                .map_err(|e| Error::Io {
-                    path: format!("127.0.0.1:{base_port}"),
-                    source: e,
-                })?;
-            print!("{}", print::demo_banner(&agents));
-            println!("The dashboard is not built yet; the demo agents run until Ctrl-C.");
-            wait_for_interrupt().await;
-            agents.shutdown().await;
-        }
+        Command::Demo {
+            base_port,
+            delay,
+            screen,
+        } => run_demo(base_port, delay, &screen).await?,
     }
     Ok(())
 }
 
 fn demo_config(base_port: u16, token: String, delay: f64) -> Result<demo::DemoConfig, Error> {
     if !(delay >= 0.0 && delay.is_finite()) {
-        return Err(Error::Usage(
-            "--delay must be a number of seconds, 0 or more".into(),
-        ));
+        return Err(Error::Usage("--delay must be a number of seconds, 0 or more".into()));
     }
     Ok(demo::DemoConfig {
         base_port,
@@ -353,12 +378,7 @@ fn parse_state(s: &str) -> Result<TaskState, Error> {
 }
 
 /// Sends a message and prints what comes back: one line, or every event with `follow`.
-async fn deliver(
-    client: &Client,
-    req: &SendMessageRequest,
-    follow: bool,
-    continues_task: bool,
-) -> Result<(), Error> {
+async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, continues_task: bool) -> Result<(), Error> {
     if follow {
         return follow::send_and_follow(client, req, continues_task).await;
     }
@@ -379,4 +399,119 @@ async fn wait_for_interrupt() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
+}
+
+/// `NAME=URL` or `URL`. A `=` after the scheme belongs to the URL (`?a=b`).
+fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
+    match arg.split_once('=') {
+        Some((name, url)) if !name.is_empty() && !name.contains(['/', ':']) => {
+            (Some(name.to_string()), url.to_string())
+        }
+        _ => (None, arg.to_string()),
+    }
+}
+
+/// The agents of the config file and of `--agent`, with `--task` ids attached.
+fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
+    let mut specs: Vec<AgentSpec> = config.agent.iter().map(|a| a.spec()).collect();
+    let options = conn.options()?;
+    for arg in &args.agents {
+        let (name, url) = parse_agent_arg(arg);
+        let mut spec = AgentSpec::new(url);
+        spec.client = ClientOptions {
+            name: name.clone(),
+            ..options.clone()
+        };
+        spec.name = name;
+        if let Some(token) = &options.token {
+            spec.credential = Credential::Value(token.clone());
+        }
+        specs.push(spec);
+    }
+    for task in &args.tasks {
+        let (agent, id) = task
+            .split_once(':')
+            .filter(|(a, i)| !a.is_empty() && !i.is_empty())
+            .ok_or_else(|| Error::Usage(format!("--task {task:?}: expected AGENT:ID")))?;
+        let index = match agent.parse::<usize>() {
+            Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
+            _ => specs
+                .iter()
+                .position(|s| s.name.as_deref() == Some(agent) || s.url == agent),
+        };
+        let Some(index) = index else {
+            let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
+            return Err(Error::Usage(format!(
+                "--task {task:?}: no agent {agent:?} (agents: {})",
+                names.join(", ")
+            )));
+        };
+        specs[index].tasks.push(id.to_string());
+    }
+    Ok(specs)
+}
+
+fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
+    let defaults = WatchOptions::default();
+    WatchOptions {
+        context: args.context.clone().or(config.context.clone()),
+        max_streams: args
+            .max_streams
+            .or(config.max_streams)
+            .unwrap_or(defaults.max_streams)
+            .max(1),
+        ..defaults
+    }
+}
+
+/// The dashboard on the configured agents.
+async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
+    let config = Config::load(args.config.as_deref()).map_err(Error::Usage)?;
+    let specs = agent_specs(conn, args, &config)?;
+    if specs.is_empty() {
+        return Err(Error::Usage(
+            "no agents to watch: pass --agent URL, add [[agent]] to the config file, or try `a2a-watch demo`".into(),
+        ));
+    }
+    dashboard::run(specs, watch_options(args, &config), &config, &args.screen).await
+}
+
+/// The demo agents, a planner delegating to them, and the dashboard on the planner's context.
+async fn run_demo(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), Error> {
+    let token = uuid::Uuid::new_v4().simple().to_string();
+    let config = demo_config(base_port, token.clone(), delay)?;
+    let agents = match demo::start(config.clone()).await {
+        Ok(agents) => agents,
+        // Zero setup: if the ports are taken, any free ones will do.
+        Err(_) => demo::start(demo::DemoConfig { base_port: 0, ..config })
+            .await
+            .map_err(|e| Error::Io {
+                path: "127.0.0.1".into(),
+                source: e,
+            })?,
+    };
+    let planner = demo::planner::Planner::connect(&agents, &token, Duration::from_secs_f64(delay)).await?;
+    let context = planner.context().to_string();
+    let planning = tokio::spawn(planner.run());
+    let specs = agents
+        .agents
+        .iter()
+        .map(|a| {
+            let mut spec = AgentSpec::new(a.url.clone());
+            spec.name = Some(a.name.clone());
+            spec.poll_interval = Duration::from_secs(2);
+            if a.name == "deployer" {
+                spec.credential = Credential::Value(Secret::new(token.clone()));
+            }
+            spec
+        })
+        .collect();
+    let opts = WatchOptions {
+        context: Some(context),
+        ..WatchOptions::default()
+    };
+    let result = dashboard::run(specs, opts, &Config::default(), screen).await;
+    planning.abort();
+    agents.shutdown().await;
+    result
 }

@@ -25,11 +25,7 @@ pub fn card_summary(client: &Client) -> String {
         e.url
     );
     for i in card.interfaces() {
-        let mark = if i.supported().is_some() {
-            ""
-        } else {
-            "  (not spoken)"
-        };
+        let mark = if i.supported().is_some() { "" } else { "  (not spoken)" };
         let _ = writeln!(out, "interface  {}{mark}", interface_line(&i));
     }
     let caps = &card.capabilities;
@@ -146,11 +142,7 @@ pub fn task_detail(task: &Task) -> String {
         task.status.state.class().as_str()
     );
     if let Some(m) = &task.status.message {
-        let _ = writeln!(
-            out,
-            "status   {}",
-            sanitize(&m.text()).replace('\n', "\n         ")
-        );
+        let _ = writeln!(out, "status   {}", sanitize(&m.text()).replace('\n', "\n         "));
     }
     for a in &task.artifacts {
         let name = a.name.as_deref().unwrap_or(&a.artifact_id);
@@ -169,12 +161,7 @@ pub fn task_detail(task: &Task) -> String {
     if !task.history.is_empty() {
         let _ = writeln!(out, "history  {} messages", task.history.len());
         for m in &task.history {
-            let _ = writeln!(
-                out,
-                "  {}: {}",
-                m.role.proto_name(),
-                cut(&one_line(&m.text()), 100)
-            );
+            let _ = writeln!(out, "  {}: {}", m.role.proto_name(), cut(&one_line(&m.text()), 100));
         }
     }
     out
@@ -185,8 +172,6 @@ pub fn demo_banner(agents: &DemoAgents) -> String {
     for a in &agents.agents {
         let _ = writeln!(out, "  {:<14} {}", a.name, a.url);
     }
-    out.push_str(
-        "the deployer wants a bearer token: export A2A_TOKEN_DEPLOYER to the --token value (see README)\n",
-    );
+    out.push_str("the deployer wants a bearer token: export A2A_TOKEN_DEPLOYER to the --token value (see README)\n");
     out
 }

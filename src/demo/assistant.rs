@@ -9,8 +9,7 @@ use serde_json::{Map, Value, json};
 use super::card::{Preferred, card, skill};
 use super::error::{ApiError, ApiResult};
 use super::scenario::{
-    Next, Scenario, Step, TaskContext, Turn, artifact, json_data, lowered_text, plain_text, status,
-    working,
+    Next, Scenario, Step, TaskContext, Turn, artifact, json_data, lowered_text, plain_text, status, working,
 };
 use crate::a2a::card::{AgentCard, AgentExtension};
 use crate::a2a::{INTERACTIONS_EXTENSION, Message, Part, PartContent, TaskState};
@@ -39,10 +38,7 @@ impl Scenario for Assistant {
         card.default_input_modes.push("application/json".into());
         card.capabilities.extensions = vec![AgentExtension {
             uri: INTERACTIONS_EXTENSION.into(),
-            description: Some(
-                "Structured questions, approvals and connection requests on interrupted tasks"
-                    .into(),
-            ),
+            description: Some("Structured questions, approvals and connection requests on interrupted tasks".into()),
             required: false,
             params: None,
         }];
@@ -98,9 +94,7 @@ impl Stage {
         match self {
             Stage::Question => None,
             Stage::Approval => Some(json!({"server": "github", "tool": "create_pull_request"})),
-            Stage::Connection => {
-                Some(json!({"app": "slack", "reason": "post the summary to #releases"}))
-            }
+            Stage::Connection => Some(json!({"app": "slack", "reason": "post the summary to #releases"})),
         }
     }
 
@@ -178,11 +172,7 @@ fn finish(answers: &Answers, lead: Step) -> Turn {
         data.insert("createPullRequest".into(), json!(outcome));
     }
     if let Some(connected) = answers.connected {
-        let outcome = if connected {
-            "connected"
-        } else {
-            "not connected"
-        };
+        let outcome = if connected { "connected" } else { "not connected" };
         lines.push(format!("slack: {outcome}"));
         data.insert("slack".into(), json!(outcome));
     }
@@ -199,12 +189,7 @@ fn finish(answers: &Answers, lead: Step) -> Turn {
 }
 
 /// Reads the reply to the open interaction into the answers, or refuses it (task unchanged).
-fn record(
-    stage: Stage,
-    mut answers: Answers,
-    reply: &Message,
-    interaction_id: &str,
-) -> ApiResult<Answers> {
+fn record(stage: Stage, mut answers: Answers, reply: &Message, interaction_id: &str) -> ApiResult<Answers> {
     let reading = Reading::of(reply);
     if let Some(named) = reading.interaction_id()
         && named != interaction_id
@@ -224,8 +209,8 @@ fn record(
         Stage::Connection => {
             // `true` or `{"connected": true}` connects; any other value declines (third seed).
             let value = reading.value()?;
-            let connected = value.as_bool() == Some(true)
-                || value.get("connected").and_then(Value::as_bool) == Some(true);
+            let connected =
+                value.as_bool() == Some(true) || value.get("connected").and_then(Value::as_bool) == Some(true);
             answers.connected = Some(connected);
         }
     }
@@ -394,10 +379,7 @@ mod tests {
             )])),
             ..text("")
         };
-        assert_eq!(
-            reply(&approval, stale).err().unwrap().kind,
-            ErrorKind::InvalidParams
-        );
+        assert_eq!(reply(&approval, stale).err().unwrap().kind, ErrorKind::InvalidParams);
         // A boolean `value` is read as `approved`.
         let next = reply(&approval, data(json!({"value": true}))).unwrap();
         assert_eq!(open(&next).1["kind"], "connection");

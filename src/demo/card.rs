@@ -10,13 +10,7 @@ pub enum Preferred {
     Rest,
 }
 
-pub fn card(
-    base_url: &str,
-    name: &str,
-    description: &str,
-    preferred: Preferred,
-    skills: Vec<AgentSkill>,
-) -> AgentCard {
+pub fn card(base_url: &str, name: &str, description: &str, preferred: Preferred, skills: Vec<AgentSkill>) -> AgentCard {
     let interface = |binding: Binding, path: &str| AgentInterface {
         url: format!("{base_url}{path}"),
         protocol_binding: binding.wire_name().into(),
@@ -45,13 +39,7 @@ pub fn card(
     }
 }
 
-pub fn skill(
-    id: &str,
-    name: &str,
-    description: &str,
-    tags: &[&str],
-    examples: &[&str],
-) -> AgentSkill {
+pub fn skill(id: &str, name: &str, description: &str, tags: &[&str], examples: &[&str]) -> AgentSkill {
     let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
     AgentSkill {
         id: id.into(),

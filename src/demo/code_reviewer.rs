@@ -5,9 +5,7 @@ use serde_json::json;
 
 use super::card::{Preferred, card, skill};
 use super::error::{ApiError, ApiResult};
-use super::scenario::{
-    Next, Scenario, TaskContext, Turn, artifact, json_data, plain_text, status, working,
-};
+use super::scenario::{Next, Scenario, TaskContext, Turn, artifact, json_data, plain_text, status, working};
 use crate::a2a::card::AgentCard;
 use crate::a2a::{Message, TaskState};
 
@@ -34,10 +32,7 @@ impl Scenario for CodeReviewer {
 
     fn start(&self, _task: &TaskContext, _request: &Message) -> Turn {
         Turn::new(
-            vec![
-                working("reading the diff"),
-                status(TaskState::InputRequired, QUESTION),
-            ],
+            vec![working("reading the diff"), status(TaskState::InputRequired, QUESTION)],
             Next::Reply(Box::new(review)),
         )
     }
@@ -47,9 +42,7 @@ impl Scenario for CodeReviewer {
 fn review(reply: &Message) -> ApiResult<Turn> {
     let branch = reply.text().trim().to_string();
     if branch.is_empty() {
-        return Err(ApiError::invalid_params(
-            "name the base branch in a text part",
-        ));
+        return Err(ApiError::invalid_params("name the base branch in a text part"));
     }
     let comments = json!([
         {"file": "src/refunds.rs", "line": 42, "note": "the refund amount is not checked against the charge"},
@@ -61,16 +54,11 @@ fn review(reply: &Message) -> ApiResult<Turn> {
             "review",
             "review.json",
             vec![
-                plain_text(format!(
-                    "Reviewed the diff against {branch}: 2 comments, no blockers."
-                )),
+                plain_text(format!("Reviewed the diff against {branch}: 2 comments, no blockers.")),
                 json_data(json!({"base": branch, "comments": comments})),
             ],
         ),
-        status(
-            TaskState::Completed,
-            format!("review against {branch}: 2 comments"),
-        ),
+        status(TaskState::Completed, format!("review against {branch}: 2 comments")),
     ]))
 }
 
@@ -83,9 +71,7 @@ mod tests {
     #[test]
     fn asks_then_reviews_against_the_named_branch() {
         let first = start_with(&CodeReviewer, "review this");
-        assert!(
-            matches!(first.steps.last(), Some(Step::Status(TaskState::InputRequired, m)) if m.text() == QUESTION)
-        );
+        assert!(matches!(first.steps.last(), Some(Step::Status(TaskState::InputRequired, m)) if m.text() == QUESTION));
         let Next::Reply(answer) = first.then else {
             panic!("waits for a reply")
         };

@@ -5,9 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::card::{Preferred, card, skill};
-use super::scenario::{
-    Next, Scenario, Step, TaskContext, Turn, artifact, plain_text, status, working,
-};
+use super::scenario::{Next, Scenario, Step, TaskContext, Turn, artifact, plain_text, status, working};
 use crate::a2a::card::{AgentCard, SecurityRequirement, SecurityScheme, StringList};
 use crate::a2a::{Message, Part, TaskState};
 
@@ -103,10 +101,7 @@ mod tests {
             panic!("asks for approval")
         };
         let link = "http://127.0.0.1:41243/approve/t-1";
-        assert_eq!(
-            ask.text(),
-            format!("An operator must approve this deploy at {link}")
-        );
+        assert_eq!(ask.text(), format!("An operator must approve this deploy at {link}"));
         assert_eq!(ask.parts[1].content, PartContent::Url(link.into()));
         let Next::Operator(after) = turn.then else {
             panic!("resumes out of band")
@@ -121,10 +116,7 @@ mod tests {
     fn production_is_rejected_at_once() {
         let turn = start("deploy 2026.10.06-1 to Production");
         assert_eq!(turn.steps.len(), 1);
-        assert!(matches!(
-            turn.steps[0],
-            Step::Status(TaskState::Rejected, _)
-        ));
+        assert!(matches!(turn.steps[0], Step::Status(TaskState::Rejected, _)));
     }
 
     #[test]

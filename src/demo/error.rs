@@ -36,10 +36,7 @@ impl ApiError {
 
     /// A terminal task takes no message and no subscription (spec §3.1.6, §3.4.3).
     pub fn terminal(task_id: &str, state: &TaskState) -> ApiError {
-        ApiError::unsupported(format!(
-            "Task {task_id} is in terminal state: {}",
-            state.proto_name()
-        ))
+        ApiError::unsupported(format!("Task {task_id} is in terminal state: {}", state.proto_name()))
     }
 
     pub fn internal(message: impl Into<String>) -> ApiError {

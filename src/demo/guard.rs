@@ -47,11 +47,7 @@ pub struct Bearer {
 
 /// HTTP 401 with a challenge before any A2A processing, as the SDKs' middleware does (fourth
 /// seed; RFC 6750 `invalid_token` when a wrong token was sent).
-pub async fn require_bearer(
-    State(bearer): State<Arc<Bearer>>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub async fn require_bearer(State(bearer): State<Arc<Bearer>>, request: Request, next: Next) -> Response {
     let sent = request
         .headers()
         .get(AUTHORIZATION)
@@ -78,11 +74,7 @@ pub async fn require_bearer(
 
 /// Echoes the requested extensions this agent declares (topics/extensions.md: the server SHOULD
 /// list the ones it activated).
-pub async fn echo_extensions(
-    State(declared): State<Arc<Vec<String>>>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub async fn echo_extensions(State(declared): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
     let active: Vec<String> = request
         .headers()
         .get_all(EXTENSIONS_HEADER)

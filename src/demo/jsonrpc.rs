@@ -49,14 +49,9 @@ pub async fn handle(
 
 /// Reads the envelope; an error carries the id when the request had a readable one.
 fn parse(body: &[u8]) -> Result<Request, (Value, ApiError)> {
-    let invalid =
-        |id: Value, message: &str| (id, ApiError::new(ErrorKind::InvalidRequest, message));
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        (
-            Value::Null,
-            ApiError::new(ErrorKind::JsonParse, e.to_string()),
-        )
-    })?;
+    let invalid = |id: Value, message: &str| (id, ApiError::new(ErrorKind::InvalidRequest, message));
+    let value: Value =
+        serde_json::from_slice(body).map_err(|e| (Value::Null, ApiError::new(ErrorKind::JsonParse, e.to_string())))?;
     let mut object = match value {
         Value::Object(object) => object,
         Value::Array(_) => return Err(invalid(Value::Null, "batch requests are not supported")),
@@ -64,10 +59,7 @@ fn parse(body: &[u8]) -> Result<Request, (Value, ApiError)> {
     };
     let id = object.remove("id").unwrap_or(Value::Null);
     if !matches!(id, Value::Null | Value::String(_) | Value::Number(_)) {
-        return Err(invalid(
-            Value::Null,
-            "id must be a string, a number or null",
-        ));
+        return Err(invalid(Value::Null, "id must be a string, a number or null"));
     }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(invalid(id, "jsonrpc must be \"2.0\""));
@@ -110,8 +102,7 @@ fn to_call(method: &str, params: Option<Value>) -> ApiResult<Call> {
 
 fn decode<T: DeserializeOwned>(params: Option<Value>) -> ApiResult<T> {
     let params = params.ok_or_else(|| ApiError::invalid_params("params: Field is required."))?;
-    serde_json::from_value(params)
-        .map_err(|e| ApiError::invalid_params(format!("Invalid params: {e}")))
+    serde_json::from_value(params).map_err(|e| ApiError::invalid_params(format!("Invalid params: {e}")))
 }
 
 fn envelope(id: &Value, key: &str, value: Value) -> Value {
@@ -166,9 +157,7 @@ mod tests {
 
     #[test]
     fn unknown_methods_and_bad_params_have_their_codes() {
-        let code = |method: &str, params: Option<Value>| {
-            to_call(method, params).err().map(|e| e.kind.code())
-        };
+        let code = |method: &str, params: Option<Value>| to_call(method, params).err().map(|e| e.kind.code());
         assert_eq!(code("message/send", None), Some(-32601));
         assert_eq!(code("GetTask", None), Some(-32602));
         assert_eq!(code("GetTask", Some(json!({"id": 7}))), Some(-32602));

@@ -25,10 +25,7 @@ pub fn view(task: &Task, history_length: Option<u32>, include_artifacts: bool) -
 /// Sort key: newest status timestamp first, then id, so the order is total and a cursor exact.
 /// A task without a timestamp sorts last.
 fn key(task: &Task) -> (i128, &str) {
-    let nanos = task
-        .status
-        .timestamp
-        .map_or(i128::MIN, |t| t.as_nanosecond());
+    let nanos = task.status.timestamp.map_or(i128::MIN, |t| t.as_nanosecond());
     (nanos, task.id.as_str())
 }
 
@@ -43,9 +40,7 @@ fn parse_token(token: &str) -> ApiResult<(i128, &str)> {
     token
         .split_once('.')
         .and_then(|(nanos, id)| Some((nanos.parse().ok()?, id)))
-        .ok_or_else(|| {
-            ApiError::invalid_params(format!("pageToken {token:?} is not one we issued"))
-        })
+        .ok_or_else(|| ApiError::invalid_params(format!("pageToken {token:?} is not one we issued")))
 }
 
 pub fn page(mut tasks: Vec<Task>, request: &ListTasksRequest) -> ApiResult<ListTasksResponse> {
@@ -63,10 +58,7 @@ pub fn page(mut tasks: Vec<Task>, request: &ListTasksRequest) -> ApiResult<ListT
     }
     let after = request.status_timestamp_after;
     tasks.retain(|t| {
-        request
-            .context_id
-            .as_ref()
-            .is_none_or(|c| *c == t.context_id)
+        request.context_id.as_ref().is_none_or(|c| *c == t.context_id)
             && request.status.as_ref().is_none_or(|s| *s == t.status.state)
             && after.is_none_or(|after| t.status.timestamp.is_some_and(|ts| ts >= after))
     });
@@ -179,10 +171,7 @@ mod tests {
                 ..ListTasksRequest::default()
             },
         ] {
-            assert_eq!(
-                page(tasks(), &request).unwrap_err().kind,
-                ErrorKind::InvalidParams
-            );
+            assert_eq!(page(tasks(), &request).unwrap_err().kind, ErrorKind::InvalidParams);
         }
     }
 }

@@ -10,6 +10,7 @@ mod error;
 mod guard;
 mod jsonrpc;
 mod listing;
+pub mod planner;
 mod rest;
 mod router;
 mod scenario;
@@ -111,23 +112,15 @@ pub async fn start(config: DemoConfig) -> io::Result<DemoAgents> {
     for (offset, scenario) in (0u16..).zip(scenarios()) {
         let port = match config.base_port {
             0 => 0,
-            base => base.checked_add(offset).ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "base port too high for four agents",
-                )
-            })?,
+            base => base
+                .checked_add(offset)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "base port too high for four agents"))?,
         };
         // On an error here `stop` drops, which stops the agents already started.
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let port = listener.local_addr()?.port();
         let url = format!("http://127.0.0.1:{port}");
-        let agent = Arc::new(Agent::new(
-            scenario,
-            url.clone(),
-            config.step,
-            shutdown.clone(),
-        ));
+        let agent = Arc::new(Agent::new(scenario, url.clone(), config.step, shutdown.clone()));
         agents.push(RunningAgent {
             name: agent.card.name.clone(),
             url,
@@ -136,14 +129,8 @@ pub async fn start(config: DemoConfig) -> io::Result<DemoAgents> {
         let app = router::router(agent, &config.token);
         let signal = shutdown.clone().signalled();
         servers.push(tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(signal)
-                .await
+            axum::serve(listener, app).with_graceful_shutdown(signal).await
         }));
     }
-    Ok(DemoAgents {
-        agents,
-        stop,
-        servers,
-    })
+    Ok(DemoAgents { agents, stop, servers })
 }

@@ -17,8 +17,7 @@ use super::guard;
 use super::service::{Agent, Call, Reply};
 use super::sse::{self, Framing};
 use crate::a2a::{
-    ErrorKind, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskIdRequest, TaskState,
-    parse_timestamp,
+    ErrorKind, GetTaskRequest, ListTasksRequest, SendMessageRequest, TaskIdRequest, TaskState, parse_timestamp,
 };
 
 #[derive(Debug, PartialEq)]
@@ -46,9 +45,7 @@ pub async fn handle(
         Err(status) => return status.into_response(),
     };
     let query = query.unwrap_or_default();
-    let reply = match guard::check_version(&headers, Some(&query))
-        .and_then(|()| to_call(route, &query, &body))
-    {
+    let reply = match guard::check_version(&headers, Some(&query)).and_then(|()| to_call(route, &query, &body)) {
         Ok(call) => agent.call(call).await,
         Err(error) => Err(error),
     };
@@ -68,10 +65,9 @@ fn route(method: &Method, path: &str) -> Result<Route, StatusCode> {
         ["message:stream"] => (Route::Stream, &[Method::POST]),
         ["tasks"] => (Route::List, &[Method::GET]),
         ["extendedAgentCard"] => (Route::ExtendedCard, &[Method::GET]),
-        ["tasks", _, "pushNotificationConfigs", ..] => (
-            Route::PushConfig,
-            &[Method::GET, Method::POST, Method::DELETE],
-        ),
+        ["tasks", _, "pushNotificationConfigs", ..] => {
+            (Route::PushConfig, &[Method::GET, Method::POST, Method::DELETE])
+        }
         ["tasks", task] => match task.rsplit_once(':') {
             None => (Route::Get((*task).into()), &[Method::GET]),
             Some((id, "cancel")) => (Route::Cancel(id.into()), &[Method::POST]),
@@ -126,10 +122,7 @@ fn task_id(id: String) -> TaskIdRequest {
 fn send_request(body: &[u8]) -> ApiResult<SendMessageRequest> {
     serde_json::from_slice(body).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
-            ApiError::new(
-                ErrorKind::InvalidRequest,
-                format!("Failed to load JSON: {e}"),
-            )
+            ApiError::new(ErrorKind::InvalidRequest, format!("Failed to load JSON: {e}"))
         } else {
             ApiError::invalid_params(format!("Invalid request body: {e}"))
         }
@@ -142,29 +135,16 @@ struct Query(HashMap<String, String>);
 
 impl Query {
     fn parse(query: &str) -> Query {
-        Query(
-            url::form_urlencoded::parse(query.as_bytes())
-                .into_owned()
-                .collect(),
-        )
+        Query(url::form_urlencoded::parse(query.as_bytes()).into_owned().collect())
     }
 
     fn text(&self, key: &str) -> Option<String> {
         self.0.get(key).filter(|v| !v.is_empty()).cloned()
     }
 
-    fn read<T>(
-        &self,
-        key: &str,
-        what: &str,
-        parse: impl Fn(&str) -> Option<T>,
-    ) -> ApiResult<Option<T>> {
+    fn read<T>(&self, key: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> ApiResult<Option<T>> {
         self.text(key)
-            .map(|v| {
-                parse(&v).ok_or_else(|| {
-                    ApiError::invalid_params(format!("{key} must be {what}, not {v:?}"))
-                })
-            })
+            .map(|v| parse(&v).ok_or_else(|| ApiError::invalid_params(format!("{key} must be {what}, not {v:?}"))))
             .transpose()
     }
 
@@ -185,9 +165,7 @@ impl Query {
 fn rpc_status(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::TaskNotFound | ErrorKind::MethodNotFound => "NOT_FOUND",
-        ErrorKind::InvalidParams | ErrorKind::InvalidRequest | ErrorKind::JsonParse => {
-            "INVALID_ARGUMENT"
-        }
+        ErrorKind::InvalidParams | ErrorKind::InvalidRequest | ErrorKind::JsonParse => "INVALID_ARGUMENT",
         ErrorKind::Internal | ErrorKind::InvalidAgentResponse | ErrorKind::Other => "INTERNAL",
         _ => "FAILED_PRECONDITION",
     }
@@ -203,8 +181,7 @@ fn error_body(error: &ApiError) -> Value {
 }
 
 fn error_reply(error: &ApiError) -> Response {
-    let status =
-        StatusCode::from_u16(error.kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = StatusCode::from_u16(error.kind.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (status, Json(error_body(error))).into_response()
 }
 
@@ -236,18 +213,12 @@ mod tests {
             route(&Method::GET, "tasks/t-1:subscribe"),
             Ok(Route::Subscribe("t-1".into()))
         );
-        assert_eq!(
-            route(&Method::GET, "tasks/t-1"),
-            Ok(Route::Get("t-1".into()))
-        );
+        assert_eq!(route(&Method::GET, "tasks/t-1"), Ok(Route::Get("t-1".into())));
         assert_eq!(
             route(&Method::GET, "tasks/t-1:cancel"),
             Err(StatusCode::METHOD_NOT_ALLOWED)
         );
-        assert_eq!(
-            route(&Method::POST, "tasks/t-1:explode"),
-            Err(StatusCode::NOT_FOUND)
-        );
+        assert_eq!(route(&Method::POST, "tasks/t-1:explode"), Err(StatusCode::NOT_FOUND));
         assert_eq!(route(&Method::GET, "v1/tasks"), Err(StatusCode::NOT_FOUND));
     }
 
@@ -262,16 +233,9 @@ mod tests {
         };
         assert_eq!(request.context_id.as_deref(), Some("c-4"));
         assert_eq!(request.status, Some(TaskState::AuthRequired));
-        assert_eq!(
-            (request.page_size, request.include_artifacts),
-            (Some(100), Some(true))
-        );
+        assert_eq!((request.page_size, request.include_artifacts), (Some(100), Some(true)));
         assert!(request.status_timestamp_after.is_some());
-        for bad in [
-            "pageSize=ten",
-            "includeArtifacts=yes",
-            "statusTimestampAfter=yesterday",
-        ] {
+        for bad in ["pageSize=ten", "includeArtifacts=yes", "statusTimestampAfter=yesterday"] {
             assert!(
                 matches!(to_call(Route::List, bad, b""), Err(e) if e.kind == ErrorKind::InvalidParams),
                 "{bad}"

@@ -24,17 +24,9 @@ pub fn router(agent: Arc<Agent>, token: &str) -> Router {
     let mut a2a = Router::new()
         .route("/", post(jsonrpc::handle))
         .route("/rest/{*path}", any(rest::handle));
-    let declared: Vec<String> = card
-        .capabilities
-        .extensions
-        .iter()
-        .map(|e| e.uri.clone())
-        .collect();
+    let declared: Vec<String> = card.capabilities.extensions.iter().map(|e| e.uri.clone()).collect();
     if !declared.is_empty() {
-        a2a = a2a.layer(from_fn_with_state(
-            Arc::new(declared),
-            guard::echo_extensions,
-        ));
+        a2a = a2a.layer(from_fn_with_state(Arc::new(declared), guard::echo_extensions));
     }
     // The guard follows the card: an agent that asks for a credential checks it (spec §7.4).
     if !card.security_requirements.is_empty() {
@@ -75,10 +67,7 @@ impl CardDocument {
         let fresh = headers
             .get(IF_NONE_MATCH)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|tags| {
-                tags.split(',')
-                    .any(|t| t.trim() == self.etag || t.trim() == "*")
-            });
+            .is_some_and(|tags| tags.split(',').any(|t| t.trim() == self.etag || t.trim() == "*"));
         let mut response = if fresh {
             StatusCode::NOT_MODIFIED.into_response()
         } else {

@@ -14,8 +14,8 @@ use super::shutdown::Shutdown;
 use super::store::{Admission, Store};
 use crate::a2a::card::AgentCard;
 use crate::a2a::{
-    ErrorKind, GetTaskRequest, ListTasksRequest, Message, Role, SendMessageRequest, StreamResponse,
-    Task, TaskIdRequest, TaskState,
+    ErrorKind, GetTaskRequest, ListTasksRequest, Message, Role, SendMessageRequest, StreamResponse, Task,
+    TaskIdRequest, TaskState,
 };
 
 pub type EventStream = BoxStream<'static, StreamResponse>;
@@ -59,12 +59,7 @@ enum Admitted {
 }
 
 impl Agent {
-    pub fn new(
-        scenario: Box<dyn Scenario>,
-        base_url: String,
-        step: Duration,
-        shutdown: Shutdown,
-    ) -> Agent {
+    pub fn new(scenario: Box<dyn Scenario>, base_url: String, step: Duration, shutdown: Shutdown) -> Agent {
         Agent {
             card: scenario.card(&base_url),
             scenario,
@@ -99,10 +94,7 @@ impl Agent {
     /// Blocking by default: returns once the task ends or is interrupted (spec §3.2.2).
     async fn send(self: &Arc<Self>, request: SendMessageRequest) -> ApiResult<Task> {
         let immediate = request.returns_immediately();
-        let history_length = request
-            .configuration
-            .as_ref()
-            .and_then(|c| c.history_length);
+        let history_length = request.configuration.as_ref().and_then(|c| c.history_length);
         let task = match self.admit(request)? {
             Admitted::Duplicate(task) => task,
             Admitted::Playing { task, .. } if immediate => task,
@@ -143,9 +135,7 @@ impl Agent {
     fn subscribe(&self, task_id: &str) -> ApiResult<EventStream> {
         let (task, subscription) = self.store.subscribe(task_id)?;
         let live = subscription.into_stream(self.shutdown.clone());
-        Ok(stream::iter([StreamResponse::Task(task)])
-            .chain(live)
-            .boxed())
+        Ok(stream::iter([StreamResponse::Task(task)]).chain(live).boxed())
     }
 
     /// Out-of-band approval (`POST /approve/<id>`): resumes a task that waits for an operator.
@@ -219,9 +209,7 @@ impl Agent {
 /// Required fields of a SendMessage message (proto Message: message_id, role, parts).
 fn check_user_message(message: &Message) -> ApiResult<()> {
     if message.message_id.is_empty() {
-        return Err(ApiError::invalid_params(
-            "message.messageId: Field is required.",
-        ));
+        return Err(ApiError::invalid_params("message.messageId: Field is required."));
     }
     if message.role != Role::User {
         return Err(ApiError::invalid_params("message.role: must be ROLE_USER."));
@@ -248,10 +236,7 @@ fn settles(event: &StreamResponse) -> bool {
 
 /// The events up to and including the first one that `ends` the stream, which then closes at
 /// once rather than at the next event (there may be none: INPUT_REQUIRED waits).
-fn through_first(
-    events: EventStream,
-    ends: impl Fn(&StreamResponse) -> bool + Send + 'static,
-) -> EventStream {
+fn through_first(events: EventStream, ends: impl Fn(&StreamResponse) -> bool + Send + 'static) -> EventStream {
     stream::unfold(Some((events, ends)), |state| async move {
         let (mut events, ends) = state?;
         let event = events.next().await?;
@@ -321,10 +306,7 @@ mod tests {
             panic!("snapshot first")
         };
         let (_, subscription) = agent.store.subscribe(&task.id).unwrap();
-        let rest: Vec<_> = subscription
-            .into_stream(agent.shutdown.clone())
-            .collect()
-            .await;
+        let rest: Vec<_> = subscription.into_stream(agent.shutdown.clone()).collect().await;
         assert_eq!(states(&rest).last().map(String::as_str), Some("COMPLETED"));
     }
 
@@ -333,10 +315,7 @@ mod tests {
         let (agent, _stop) = agent(Box::new(CodeReviewer));
         // The stream closes at the question although nothing follows it.
         let asked = stream_all(&agent, Message::user(vec![Part::text("review")])).await;
-        assert_eq!(
-            states(&asked),
-            ["task SUBMITTED", "WORKING", "INPUT_REQUIRED"]
-        );
+        assert_eq!(states(&asked), ["task SUBMITTED", "WORKING", "INPUT_REQUIRED"]);
         let first = Message::user(vec![Part::text("review")]);
         let task = agent.send(request(first.clone())).await.unwrap();
         assert_eq!(task.status.state, TaskState::InputRequired);
@@ -384,9 +363,6 @@ mod tests {
             role: Role::Agent,
             ..Message::user(vec![Part::text("run")])
         });
-        assert_eq!(
-            agent.send(bad).await.unwrap_err().kind,
-            ErrorKind::InvalidParams
-        );
+        assert_eq!(agent.send(bad).await.unwrap_err().kind, ErrorKind::InvalidParams);
     }
 }

@@ -26,9 +26,7 @@ pub fn respond(events: EventStream, framing: impl Framing) -> Response {
     let frames = events.map(move |event| {
         let frame = match to_json(&event) {
             Ok(value) => Event::default().data(framing.result(value).to_string()),
-            Err(error) => Event::default()
-                .event("error")
-                .data(framing.error(&error).to_string()),
+            Err(error) => Event::default().event("error").data(framing.error(&error).to_string()),
         };
         Ok::<_, Infallible>(frame)
     });

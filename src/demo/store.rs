@@ -14,8 +14,8 @@ use super::listing;
 use super::scenario::{Next, Step, Turn};
 use super::shutdown::Shutdown;
 use crate::a2a::{
-    ErrorKind, ListTasksRequest, ListTasksResponse, Message, StreamResponse, Task,
-    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    ErrorKind, ListTasksRequest, ListTasksResponse, Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };
 
 #[derive(Default)]
@@ -43,12 +43,9 @@ pub struct Subscription(mpsc::UnboundedReceiver<StreamResponse>);
 
 impl Subscription {
     pub fn into_stream(self, shutdown: Shutdown) -> BoxStream<'static, StreamResponse> {
-        stream::unfold(
-            self.0,
-            |mut rx| async move { rx.recv().await.map(|e| (e, rx)) },
-        )
-        .take_until(Box::pin(shutdown.signalled()))
-        .boxed()
+        stream::unfold(self.0, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) })
+            .take_until(Box::pin(shutdown.signalled()))
+            .boxed()
     }
 }
 
@@ -76,10 +73,7 @@ impl Store {
     pub fn create(&self, task_id: &str, message: Message, turn: Turn) -> Admission {
         let mut inner = self.lock();
         let Inner { tasks, message_ids } = &mut *inner;
-        if let Some(task) = message_ids
-            .get(&message.message_id)
-            .and_then(|id| tasks.get(id))
-        {
+        if let Some(task) = message_ids.get(&message.message_id).and_then(|id| tasks.get(id)) {
             return Admission::Duplicate(task.task.clone());
         }
         let context_id = message
@@ -113,9 +107,7 @@ impl Store {
     pub fn reply(&self, task_id: &str, message: Message) -> ApiResult<Admission> {
         let mut inner = self.lock();
         let Inner { tasks, message_ids } = &mut *inner;
-        let record = tasks
-            .get_mut(task_id)
-            .ok_or_else(ApiError::task_not_found)?;
+        let record = tasks.get_mut(task_id).ok_or_else(ApiError::task_not_found)?;
         let task = &record.task;
         // Both ids given: they must match (proto Message; spec §3.4.3).
         if let Some(context) = message.context_id.as_deref()
@@ -218,10 +210,7 @@ impl Store {
 
     pub fn get(&self, task_id: &str, history_length: Option<u32>) -> ApiResult<Task> {
         let inner = self.lock();
-        let record = inner
-            .tasks
-            .get(task_id)
-            .ok_or_else(ApiError::task_not_found)?;
+        let record = inner.tasks.get(task_id).ok_or_else(ApiError::task_not_found)?;
         Ok(listing::view(&record.task, history_length, true))
     }
 
@@ -233,15 +222,9 @@ impl Store {
     /// Cancels a task that has not ended; its subscribers get CANCELED and their streams end.
     pub fn cancel(&self, task_id: &str) -> ApiResult<Task> {
         let mut inner = self.lock();
-        let record = inner
-            .tasks
-            .get_mut(task_id)
-            .ok_or_else(ApiError::task_not_found)?;
+        let record = inner.tasks.get_mut(task_id).ok_or_else(ApiError::task_not_found)?;
         if record.task.status.state.is_terminal() {
-            return Err(ApiError::new(
-                ErrorKind::TaskNotCancelable,
-                "Task cannot be canceled",
-            ));
+            return Err(ApiError::new(ErrorKind::TaskNotCancelable, "Task cannot be canceled"));
         }
         let event = record.set_status(
             TaskState::Canceled,
@@ -255,10 +238,7 @@ impl Store {
     /// The current task and its later events (spec §3.1.6: only while it has not ended).
     pub fn subscribe(&self, task_id: &str) -> ApiResult<(Task, Subscription)> {
         let mut inner = self.lock();
-        let record = inner
-            .tasks
-            .get_mut(task_id)
-            .ok_or_else(ApiError::task_not_found)?;
+        let record = inner.tasks.get_mut(task_id).ok_or_else(ApiError::task_not_found)?;
         let state = &record.task.status.state;
         if state.is_terminal() {
             return Err(ApiError::terminal(task_id, state));
@@ -294,12 +274,7 @@ impl Record {
         let Some(current) = &self.task.status.message else {
             return;
         };
-        if !self
-            .task
-            .history
-            .iter()
-            .any(|m| m.message_id == current.message_id)
-        {
+        if !self.task.history.iter().any(|m| m.message_id == current.message_id) {
             self.task.history.push(current.clone());
         }
     }
@@ -319,10 +294,7 @@ impl Record {
     fn add_artifact(&mut self, event: TaskArtifactUpdateEvent) -> StreamResponse {
         let chunk = &event.artifact;
         let artifacts = &mut self.task.artifacts;
-        match artifacts
-            .iter_mut()
-            .find(|a| a.artifact_id == chunk.artifact_id)
-        {
+        match artifacts.iter_mut().find(|a| a.artifact_id == chunk.artifact_id) {
             Some(stored) if event.append => stored.parts.extend(chunk.parts.iter().cloned()),
             Some(stored) => *stored = chunk.clone(),
             None => artifacts.push(chunk.clone()),
@@ -349,9 +321,7 @@ mod tests {
         let message = Message::user(vec![Part::text(text)]);
         let id = uuid::Uuid::new_v4().to_string();
         match store.create(&id, message, Turn::last(Vec::new())) {
-            Admission::Accepted {
-                task, subscription, ..
-            } => (task, subscription),
+            Admission::Accepted { task, subscription, .. } => (task, subscription),
             Admission::Duplicate(_) => panic!("new message"),
         }
     }
@@ -410,9 +380,7 @@ mod tests {
         );
         assert_eq!(drain(first).len(), 2, "working, then canceled");
         let events = drain(second);
-        assert!(
-            matches!(&events[..], [StreamResponse::StatusUpdate(u)] if u.status.state == TaskState::Canceled)
-        );
+        assert!(matches!(&events[..], [StreamResponse::StatusUpdate(u)] if u.status.state == TaskState::Canceled));
         let again = store.cancel(&task.id).unwrap_err();
         assert_eq!(again.kind, ErrorKind::TaskNotCancelable);
         assert_eq!(
@@ -431,16 +399,8 @@ mod tests {
             ..Message::user(vec![Part::text("main")])
         };
         let early = store.reply(&task.id, answer.clone()).err().unwrap();
-        assert_eq!(
-            early.kind,
-            ErrorKind::UnsupportedOperation,
-            "not asking yet"
-        );
-        store.apply(
-            &task.id,
-            status(TaskState::InputRequired, "which?"),
-            Some(asks),
-        );
+        assert_eq!(early.kind, ErrorKind::UnsupportedOperation, "not asking yet");
+        store.apply(&task.id, status(TaskState::InputRequired, "which?"), Some(asks));
         let wrong = Message {
             context_id: Some("elsewhere".into()),
             ..answer.clone()
@@ -453,16 +413,9 @@ mod tests {
             store.reply(&task.id, answer.clone()),
             Ok(Admission::Accepted { .. })
         ));
-        assert!(matches!(
-            store.reply(&task.id, answer),
-            Ok(Admission::Duplicate(_))
-        ));
+        assert!(matches!(store.reply(&task.id, answer), Ok(Admission::Duplicate(_))));
         assert_eq!(
-            store
-                .reply("nope", Message::user(vec![]))
-                .err()
-                .unwrap()
-                .kind,
+            store.reply("nope", Message::user(vec![])).err().unwrap().kind,
             ErrorKind::TaskNotFound
         );
     }

@@ -6,8 +6,7 @@ use serde_json::json;
 
 use super::card::{Preferred, card, skill};
 use super::scenario::{
-    Scenario, Step, TaskContext, Turn, artifact, json_data, lowered_text, plain_text, status,
-    working,
+    Scenario, Step, TaskContext, Turn, artifact, json_data, lowered_text, plain_text, status, working,
 };
 use crate::a2a::card::AgentCard;
 use crate::a2a::{Artifact, Message, TaskState};
@@ -124,10 +123,7 @@ mod tests {
 
     #[test]
     fn trigger_words_fail_drop_and_slow() {
-        assert_eq!(
-            last_state(&start("run tests, fail please")),
-            TaskState::Failed
-        );
+        assert_eq!(last_state(&start("run tests, fail please")), TaskState::Failed);
         let dropped = start("run tests but DROP the stream");
         assert!(dropped.drops_stream);
         assert_eq!(last_state(&dropped), TaskState::Completed);

@@ -14,8 +14,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::a2a::{
-    Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 use crate::watch::event::{AgentId, AgentInfo, Event, Health, WatchMode};
 
@@ -69,7 +68,9 @@ impl TaskEntry {
 
 #[derive(Debug, Clone)]
 pub struct AgentEntry {
+    /// The name the user gave, or the card's once it is read (the URL until then).
     pub name: String,
+    named_by_user: bool,
     pub url: String,
     pub health: Health,
     pub info: Option<AgentInfo>,
@@ -137,12 +138,14 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn new(agents: impl IntoIterator<Item = (String, String)>) -> Store {
+    /// Agents by the name the user gave them (if any) and URL, in configuration order.
+    pub fn new(agents: impl IntoIterator<Item = (Option<String>, String)>) -> Store {
         Store {
             agents: agents
                 .into_iter()
                 .map(|(name, url)| AgentEntry {
-                    name,
+                    named_by_user: name.is_some(),
+                    name: name.unwrap_or_else(|| url.clone()),
                     url,
                     health: Health::Connecting,
                     info: None,
@@ -199,11 +202,7 @@ impl Store {
             .values()
             .filter(|t| t.class() == StateClass::Interrupted)
             .collect();
-        waiting.sort_by(|a, b| {
-            a.state_since
-                .cmp(&b.state_since)
-                .then_with(|| a.key.cmp(&b.key))
-        });
+        waiting.sort_by(|a, b| a.state_since.cmp(&b.state_since).then_with(|| a.key.cmp(&b.key)));
         waiting
     }
 
@@ -211,7 +210,7 @@ impl Store {
         let change = match event {
             Event::Info { agent, info } => match self.agents.get_mut(agent) {
                 Some(a) if a.info.as_ref() != Some(&info) => {
-                    if a.name.is_empty() {
+                    if !a.named_by_user && !info.name.is_empty() {
                         a.name = info.name.clone();
                     }
                     a.info = Some(info);
@@ -229,10 +228,7 @@ impl Store {
             Event::Snapshot { agent, task, seen } => self.apply_snapshot(agent, task, seen),
             Event::Update { agent, event, seen } => self.apply_update(agent, event, seen),
             Event::Watching { agent, task, mode } => {
-                let key = TaskKey {
-                    agent,
-                    id: task.into(),
-                };
+                let key = TaskKey { agent, id: task.into() };
                 match self.tasks.get_mut(&key) {
                     Some(t) if t.watch != Some(mode) => {
                         t.watch = Some(mode);
@@ -245,15 +241,8 @@ impl Store {
                     _ => Change::Nothing,
                 }
             }
-            Event::TaskError {
-                agent,
-                task,
-                message,
-            } => {
-                let key = TaskKey {
-                    agent,
-                    id: task.into(),
-                };
+            Event::TaskError { agent, task, message } => {
+                let key = TaskKey { agent, id: task.into() };
                 match self.tasks.get_mut(&key) {
                     Some(t) if t.error.as_deref() != Some(&message) => {
                         t.error = Some(message);
@@ -269,17 +258,8 @@ impl Store {
         change
     }
 
-    fn entry(
-        &mut self,
-        agent: AgentId,
-        id: &str,
-        context: &str,
-        seen: Timestamp,
-    ) -> &mut TaskEntry {
-        let key = TaskKey {
-            agent,
-            id: id.into(),
-        };
+    fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
+        let key = TaskKey { agent, id: id.into() };
         let version = self.version;
         let entry = self.tasks.entry(key.clone()).or_insert_with(|| TaskEntry {
             key,
@@ -397,8 +377,7 @@ impl Store {
                 let Some(task_id) = m.task_id.clone() else {
                     return Change::Nothing;
                 };
-                let entry =
-                    self.entry(agent, &task_id, m.context_id.as_deref().unwrap_or(""), seen);
+                let entry = self.entry(agent, &task_id, m.context_id.as_deref().unwrap_or(""), seen);
                 if entry
                     .history
                     .iter()
@@ -428,22 +407,15 @@ enum StatusChange {
 }
 
 /// Takes a status unless it is older than the one held.
-fn set_status(
-    entry: &mut TaskEntry,
-    status: TaskStatus,
-    seen: Timestamp,
-    limit: usize,
-) -> StatusChange {
+fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
     let current = &entry.status;
     let first = entry.timeline.is_empty();
-    let older =
-        matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
+    let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
     // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task.
     let revives = current.state.is_terminal() && !status.state.is_terminal();
     // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
-    let stale_submit = status.timestamp.is_none()
-        && current.timestamp.is_some()
-        && status.state == TaskState::Submitted;
+    let stale_submit =
+        status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;
     if !first && (older || revives || stale_submit || status == *current) {
         return StatusChange::Ignored;
     }

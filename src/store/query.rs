@@ -22,12 +22,7 @@ pub enum SortBy {
 }
 
 impl SortBy {
-    pub const ALL: [SortBy; 4] = [
-        SortBy::StateClass,
-        SortBy::Agent,
-        SortBy::Updated,
-        SortBy::Age,
-    ];
+    pub const ALL: [SortBy; 4] = [SortBy::StateClass, SortBy::Agent, SortBy::Updated, SortBy::Age];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -165,9 +160,7 @@ fn class_rank(c: StateClass) -> u8 {
 fn compare(store: &Store, sort: SortBy, a: &TaskEntry, b: &TaskEntry) -> Ordering {
     let newest = || b.updated.cmp(&a.updated);
     let primary = match sort {
-        SortBy::StateClass => class_rank(a.class())
-            .cmp(&class_rank(b.class()))
-            .then_with(newest),
+        SortBy::StateClass => class_rank(a.class()).cmp(&class_rank(b.class())).then_with(newest),
         SortBy::Agent => store
             .agent_name(a.key.agent)
             .cmp(store.agent_name(b.key.agent))

@@ -11,8 +11,8 @@ fn ts(secs: i64) -> Timestamp {
 
 fn store() -> Store {
     Store::new([
-        ("runner".to_string(), "http://a".to_string()),
-        ("deployer".to_string(), "http://b".to_string()),
+        (Some("runner".to_string()), "http://a".to_string()),
+        (Some("deployer".to_string()), "http://b".to_string()),
     ])
 }
 
@@ -22,10 +22,8 @@ fn status(state: &str, text: &str, at: i64) -> serde_json::Value {
 }
 
 fn snapshot(agent: AgentId, id: &str, state: &str, text: &str, at: i64) -> Event {
-    let task = serde_json::from_value(
-        json!({"id": id, "contextId": "ctx", "status": status(state, text, at)}),
-    )
-    .unwrap();
+    let task =
+        serde_json::from_value(json!({"id": id, "contextId": "ctx", "status": status(state, text, at)})).unwrap();
     Event::Snapshot {
         agent,
         task,
@@ -50,10 +48,7 @@ fn status_update(agent: AgentId, id: &str, state: &str, text: &str, at: i64) -> 
 }
 
 fn key(agent: AgentId, id: &str) -> TaskKey {
-    TaskKey {
-        agent,
-        id: id.into(),
-    }
+    TaskKey { agent, id: id.into() }
 }
 
 fn states(s: &Store, k: &TaskKey) -> Vec<String> {
@@ -73,13 +68,7 @@ fn snapshots_and_updates_build_a_timeline() {
         Change::State(_)
     ));
     assert!(matches!(
-        s.apply(status_update(
-            0,
-            "t1",
-            "TASK_STATE_WORKING",
-            "collecting",
-            1
-        )),
+        s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "collecting", 1)),
         Change::State(_)
     ));
     assert!(matches!(
@@ -87,20 +76,11 @@ fn snapshots_and_updates_build_a_timeline() {
         Change::Task(_)
     ));
     assert!(matches!(
-        s.apply(status_update(
-            0,
-            "t1",
-            "TASK_STATE_COMPLETED",
-            "1 failed, 11 passed",
-            3
-        )),
+        s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "1 failed, 11 passed", 3)),
         Change::State(_)
     ));
     let k = key(0, "t1");
-    assert_eq!(
-        states(&s, &k),
-        ["SUBMITTED", "WORKING", "WORKING", "COMPLETED"]
-    );
+    assert_eq!(states(&s, &k), ["SUBMITTED", "WORKING", "WORKING", "COMPLETED"]);
     let t = s.task(&k).unwrap();
     assert_eq!(t.status.text(), "1 failed, 11 passed");
     assert_eq!(t.state_since, ts(3));
@@ -127,30 +107,19 @@ fn duplicates_change_nothing() {
 #[test]
 fn older_snapshots_do_not_roll_back_and_terminal_is_final() {
     let mut s = store();
-    s.apply(status_update(
-        0,
-        "t1",
-        "TASK_STATE_INPUT_REQUIRED",
-        "branch?",
-        5,
-    ));
+    s.apply(status_update(0, "t1", "TASK_STATE_INPUT_REQUIRED", "branch?", 5));
     assert_eq!(
         s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "old", 2)),
         Change::Nothing
     );
-    assert_eq!(
-        s.task(&key(0, "t1")).unwrap().state(),
-        &TaskState::InputRequired
-    );
+    assert_eq!(s.task(&key(0, "t1")).unwrap().state(), &TaskState::InputRequired);
     s.apply(status_update(0, "t1", "TASK_STATE_CANCELED", "", 6));
     // a later-stamped but non-terminal snapshot (a confused server) cannot revive it
     s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "zombie", 9));
     assert_eq!(s.task(&key(0, "t1")).unwrap().state(), &TaskState::Canceled);
     // a timestamp-less SUBMITTED (returnImmediately) after a stamped WORKING is stale
     s.apply(status_update(0, "t2", "TASK_STATE_WORKING", "", 3));
-    let t2: Task =
-        serde_json::from_value(json!({"id":"t2","status":{"state":"TASK_STATE_SUBMITTED"}}))
-            .unwrap();
+    let t2: Task = serde_json::from_value(json!({"id":"t2","status":{"state":"TASK_STATE_SUBMITTED"}})).unwrap();
     s.apply(Event::Snapshot {
         agent: 0,
         task: t2,
@@ -176,10 +145,8 @@ fn artifact_chunks_assemble_and_listings_without_artifacts_keep_them() {
     s.apply(snapshot(0, "t1", "TASK_STATE_COMPLETED", "done", 5));
     assert_eq!(s.task(&k).unwrap().artifacts.len(), 1);
     // a subscription snapshot with the folded artifact replaces it
-    let full: Task = serde_json::from_value(
-        json!({"id":"t1","status": status("TASK_STATE_COMPLETED","done",5),
-        "artifacts":[{"artifactId":"log","parts":[{"text":"a"},{"text":"b"},{"text":"c"}]}]}),
-    )
+    let full: Task = serde_json::from_value(json!({"id":"t1","status": status("TASK_STATE_COMPLETED","done",5),
+        "artifacts":[{"artifactId":"log","parts":[{"text":"a"},{"text":"b"},{"text":"c"}]}]}))
     .unwrap();
     s.apply(Event::Snapshot {
         agent: 0,
@@ -194,13 +161,7 @@ fn the_timeline_is_bounded_and_says_what_it_cut() {
     let mut s = store();
     s.limits.timeline = 3;
     for i in 0..10 {
-        s.apply(status_update(
-            0,
-            "t1",
-            "TASK_STATE_WORKING",
-            &format!("step {i}"),
-            i,
-        ));
+        s.apply(status_update(0, "t1", "TASK_STATE_WORKING", &format!("step {i}"), i));
     }
     let t = s.task(&key(0, "t1")).unwrap();
     assert_eq!(t.timeline.len(), 3);
@@ -214,10 +175,7 @@ fn unknown_states_are_kept_and_counted_as_unknown() {
     s.apply(status_update(0, "t1", "TASK_STATE_PAUSED", "", 1));
     s.apply(status_update(0, "t2", "TASK_STATE_UNSPECIFIED", "", 1));
     assert_eq!(s.counts(0).unknown, 2);
-    assert_eq!(
-        s.task(&key(0, "t1")).unwrap().state().proto_name(),
-        "TASK_STATE_PAUSED"
-    );
+    assert_eq!(s.task(&key(0, "t1")).unwrap().state().proto_name(), "TASK_STATE_PAUSED");
 }
 
 #[test]
@@ -233,13 +191,7 @@ fn counts_and_interrupts_per_agent() {
         5,
     ));
     s.apply(status_update(1, "d", "TASK_STATE_REJECTED", "", 1));
-    s.apply(status_update(
-        0,
-        "e",
-        "TASK_STATE_INPUT_REQUIRED",
-        "branch?",
-        2,
-    ));
+    s.apply(status_update(0, "e", "TASK_STATE_INPUT_REQUIRED", "branch?", 2));
     assert_eq!(
         s.counts(0),
         Counts {
@@ -277,13 +229,7 @@ fn agent_events_update_health_and_info() {
         }),
         Change::Agent(1)
     );
-    assert_eq!(
-        s.apply(Event::Health {
-            agent: 1,
-            health: h
-        }),
-        Change::Nothing
-    );
+    assert_eq!(s.apply(Event::Health { agent: 1, health: h }), Change::Nothing);
     let info = AgentInfo {
         name: "deployer".into(),
         version: ProtocolVersion::V1_0,
@@ -293,6 +239,27 @@ fn agent_events_update_health_and_info() {
     };
     assert_eq!(s.apply(Event::Info { agent: 1, info }), Change::Agent(1));
     assert_eq!(s.agents[1].health.label(), "unauthorized");
+}
+
+#[test]
+fn the_card_names_agents_the_user_did_not_name() {
+    let mut s = Store::new([
+        (None, "http://h:1".to_string()),
+        (Some("mine".to_string()), "http://h:2".to_string()),
+    ]);
+    assert_eq!(s.agents[0].name, "http://h:1");
+    for agent in [0, 1] {
+        let info = AgentInfo {
+            name: "from-card".into(),
+            version: ProtocolVersion::V1_0,
+            binding: Binding::JsonRpc,
+            streaming: true,
+            lists_tasks: true,
+        };
+        s.apply(Event::Info { agent, info });
+    }
+    assert_eq!(s.agents[0].name, "from-card");
+    assert_eq!(s.agents[1].name, "mine");
 }
 
 #[test]
@@ -344,13 +311,7 @@ fn views_sort_and_filter() {
         "1 failed, 11 passed",
         1,
     ));
-    s.apply(status_update(
-        1,
-        "dep",
-        "TASK_STATE_AUTH_REQUIRED",
-        "approve",
-        2,
-    ));
+    s.apply(status_update(1, "dep", "TASK_STATE_AUTH_REQUIRED", "approve", 2));
     s.apply(status_update(
         1,
         "prod",
@@ -358,12 +319,7 @@ fn views_sort_and_filter() {
         "production deploys are not allowed",
         4,
     ));
-    let ids = |spec: &ViewSpec| {
-        s.rows(spec)
-            .iter()
-            .map(|k| k.id.to_string())
-            .collect::<Vec<_>>()
-    };
+    let ids = |spec: &ViewSpec| s.rows(spec).iter().map(|k| k.id.to_string()).collect::<Vec<_>>();
     assert_eq!(ids(&ViewSpec::default()), ["dep", "run", "prod", "old"]);
     assert_eq!(
         ids(&ViewSpec {

@@ -56,11 +56,7 @@ impl AgentWatcher {
     }
 
     async fn health(&self, health: Health) -> bool {
-        self.send(Event::Health {
-            agent: self.id,
-            health,
-        })
-        .await
+        self.send(Event::Health { agent: self.id, health }).await
     }
 
     /// Resolves the credential the spec names; an error is shown as the agent's health.
@@ -80,9 +76,7 @@ impl AgentWatcher {
                     .output()
                     .await;
                 match out {
-                    Ok(o) if o.status.success() => {
-                        Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout))))
-                    }
+                    Ok(o) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
                     // The command's output may hold the secret: only its status is shown.
                     Ok(o) => Err(Health::Unauthorized {
                         message: format!("token_command `{cmd}` failed ({})", o.status),
@@ -104,16 +98,12 @@ impl AgentWatcher {
                 }
                 Health::Unauthorized { message }
             }
-            Error::Transport { .. } if attempt == 0 => Health::Unreachable {
-                reason: e.to_string(),
-            },
+            Error::Transport { .. } if attempt == 0 => Health::Unreachable { reason: e.to_string() },
             _ if e.is_retryable() => Health::Reconnecting {
                 attempt,
                 reason: e.to_string(),
             },
-            _ => Health::Unreachable {
-                reason: e.to_string(),
-            },
+            _ => Health::Unreachable { reason: e.to_string() },
         }
     }
 
@@ -125,11 +115,8 @@ impl AgentWatcher {
         }
         let http = match &self.http {
             Some(h) => h.clone(),
-            None => crate::a2a::client::http_client(options.connect_timeout).map_err(|e| {
-                Health::Unreachable {
-                    reason: e.to_string(),
-                }
-            })?,
+            None => crate::a2a::client::http_client(options.connect_timeout)
+                .map_err(|e| Health::Unreachable { reason: e.to_string() })?,
         };
         Client::connect_with(http, &self.spec.url, options)
             .await
@@ -144,9 +131,7 @@ impl AgentWatcher {
                 Ok(client) => break Arc::new(client),
                 Err(health) => {
                     let health = match health {
-                        Health::Unreachable { reason } if attempt > 0 => {
-                            Health::Reconnecting { attempt, reason }
-                        }
+                        Health::Unreachable { reason } if attempt > 0 => Health::Reconnecting { attempt, reason },
                         other => other,
                     };
                     if !self.health(health).await {
@@ -176,13 +161,7 @@ impl AgentWatcher {
             streaming: client.streams(),
             lists_tasks,
         };
-        if !self
-            .send(Event::Info {
-                agent: self.id,
-                info,
-            })
-            .await
-        {
+        if !self.send(Event::Info { agent: self.id, info }).await {
             return;
         }
         let healthy = if client.streams() {
@@ -204,8 +183,7 @@ impl AgentWatcher {
         for id in wanted {
             self.want(&client, &mut watched, id);
         }
-        let mut ticker =
-            tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
+        let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut since: Option<Timestamp> = None;
         let mut listings = 0u32;

@@ -48,9 +48,7 @@ impl Health {
         match self {
             Health::Connecting | Health::Streaming => None,
             Health::Polling { reason } | Health::Unreachable { reason } => Some(reason.clone()),
-            Health::Reconnecting { attempt, reason } => {
-                Some(format!("attempt {attempt}: {reason}"))
-            }
+            Health::Reconnecting { attempt, reason } => Some(format!("attempt {attempt}: {reason}")),
             Health::Unauthorized { message } => Some(message.clone()),
         }
     }

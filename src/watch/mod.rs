@@ -100,8 +100,7 @@ impl Engine {
         for (id, spec) in specs.into_iter().enumerate() {
             let (tx, rx) = mpsc::channel(64);
             commands.push(tx);
-            let watcher =
-                agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone());
+            let watcher = agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone());
             tasks.spawn(watcher.run(rx));
         }
         Engine { commands, tasks }

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""Capture raw A2A wire traffic from the official Python SDK agents.
+"""Capture raw A2A wire traffic from the official Python and JS SDK agents.
 
-Standard library only. Starts tests/interop/python/agent.py (a2a-sdk 1.3.0)
-or tests/interop/python03/agent.py (a2a-sdk 0.3.x), performs scripted
+Standard library only. Starts tests/interop/python/agent.py (a2a-sdk 1.3.0),
+tests/interop/python03/agent.py (a2a-sdk 0.3.x) or tests/interop/js/agent.mjs
+(@a2a-js/sdk 1.3.0, under node), performs scripted
 exchanges on 127.0.0.1, and writes every response body byte-for-byte
 (SSE bodies verbatim: CRLF line ends, keep-alive comments) into
 tests/golden/<set>/, plus <set>/INDEX.json describing each file:
 request (method, path, headers, body) and response (status, headers).
 
 Usage:
-  python3 tests/golden/capture.py            # both sets
+  python3 tests/golden/capture.py            # all sets
   python3 tests/golden/capture.py py-1.3.0   # one set
   python3 tests/golden/capture.py py-0.3
+  python3 tests/golden/capture.py js-1.3.0
 
-The venvs are created by tests/interop/python{,03}/setup.sh when missing.
+The venvs are created by tests/interop/python{,03}/setup.sh when missing,
+node_modules by tests/interop/js/setup.sh.
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ SETS = {
         'setup': INTEROP / 'python03' / 'setup.sh',
         'python': INTEROP / '.venv-py03' / 'bin' / 'python',
         'agent': INTEROP / 'python03' / 'agent.py',
+    },
+    'js-1.3.0': {
+        'setup': INTEROP / 'js' / 'setup.sh',
+        # 'python' is the interpreter Agent runs the script with: here node.
+        'python': Path(shutil.which('node') or 'node'),
+        'agent': INTEROP / 'js' / 'agent.mjs',
+        # setup.sh runs loudly when this is missing (see ensure_venv).
+        'ready': INTEROP / 'js' / 'node_modules' / '@a2a-js' / 'sdk' / 'package.json',
     },
 }
 
@@ -906,6 +917,214 @@ def run_v03(agent: Agent, rec: Recorder) -> None:
 
 
 # --------------------------------------------------------------------------
+# 1.0 (@a2a-js/sdk 1.3.0): the py-1.3.0 exchanges against tests/interop/js/agent.mjs,
+# plus a few that show where the JS server differs
+
+
+def _ext_for(resp: Response) -> str:
+    if not resp.body:
+        return '.empty'
+    ct = (resp.header('content-type') or '').lower()
+    if 'event-stream' in ct:
+        return '.sse'
+    if 'json' in ct:
+        return '.json'
+    return '.txt'
+
+
+class JsRecorder(Recorder):
+    """Recorder for js-1.3.0. The py-1.3.0 scripts run unchanged, so file names
+    stay comparable across sets; notes that describe Python behaviour are replaced
+    from `notes`, and the extension follows what the JS server answered
+    (`rest-error-v1-prefix` is JSON there, not text)."""
+
+    def __init__(self, name: str, notes: dict[str, str]) -> None:
+        super().__init__(name)
+        self.notes = notes
+
+    def save(self, fname: str, method: str, path: str, req_headers: dict[str, str],
+             req_body: Any, resp: Response, note: str) -> Response:
+        note = self.notes.get(fname, note)
+        stem, _, ext = fname.rpartition('.')
+        want = _ext_for(resp)
+        if stem and '.' + ext != want:
+            fname = stem + want
+        return super().save(fname, method, path, req_headers, req_body, resp, note)
+
+
+def _js_notes() -> dict[str, str]:
+    notes = {
+        'card-no-version.json':
+            'agent card without A2A-Version (without the 0.3 adapter the card route does not check it)',
+        'compat-card.json':
+            'card with A2A-Version: 1.0 on an agent with the 0.3 adapter: the plain 1.0 card '
+            '(+ Vary: A2A-Version), no merged 0.3 fields',
+        'compat-card-no-version.json':
+            'card without A2A-Version on an agent with the 0.3 adapter: a 0.3-shaped card '
+            '(url, preferredTransport, additionalInterfaces) that also embeds supportedInterfaces',
+        'compat-jsonrpc03-message-send.json':
+            '0.3 message/send without A2A-Version through the JS 0.3 adapter',
+        'jsonrpc-subscribe-keepalive.sse':
+            'SubscribeToTask on a quiet WORKING task for ~16 s, then CancelTask: JS sends no '
+            'keep-alive comment at all, only the snapshot and, 16 s later, CANCELED',
+    }
+    for p in ('jsonrpc', 'rest'):
+        notes.update({
+            f'{p}-error-cancel-canceled.json':
+                'CancelTask on an already CANCELED task -> JS returns the task again (no error)',
+            f'{p}-stream-crash.sse':
+                'SendStreamingMessage "crash": the executor throws mid-stream -> JS publishes a '
+                'synthesized FAILED status ("Agent execution error: ..."), no error event',
+            f'{p}-stream-reply.sse':
+                'SendStreamingMessage reply "release/2026.10" (same taskId/contextId): starts with a '
+                'task snapshot still INPUT_REQUIRED, then WORKING..COMPLETED',
+            f'{p}-subscribe-input-required.sse':
+                'SubscribeToTask on an INPUT_REQUIRED task; a SendMessage reply arrives meanwhile: '
+                'snapshot, the reply turn\'s stale INPUT_REQUIRED task event, WORKING..COMPLETED',
+            f'{p}-error-send-wrong-context.json':
+                'SendMessage with a taskId of a COMPLETED task and a wrong contextId: JS checks the '
+                'state first -> UnsupportedOperation (see *-wrong-context-live for -32602)',
+            f'{p}-error-send-terminal.json':
+                'SendMessage on a COMPLETED task -> UnsupportedOperation, state as a number in the message',
+            f'{p}-error-subscribe-terminal.json':
+                'SubscribeToTask on a COMPLETED task -> UnsupportedOperation before any stream '
+                '(state as a number in the message)',
+            f'{p}-error-invalid-params.json':
+                'SendMessage with 0.3 role "user": JS accepts it (stored as role "UNRECOGNIZED") and '
+                'runs the task -> 200',
+        })
+    notes.update({
+        'rest-error-unknown-path.txt': 'GET unknown REST path -> express\'s HTML 404',
+        'rest-error-v1-prefix.txt':
+            '0.3-style /v1/ prefix without the 0.3 adapter: matched as tenant "v1" '
+            '(/{tenant}/tasks/{id}) -> TaskNotFound JSON',
+    })
+    return notes
+
+
+def capture_js(setcfg: dict) -> None:
+    rec = JsRecorder('js-1.3.0', _js_notes())
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'test-runner')
+    try:
+        run_v1_binding(agent, rec, rest=False)
+        run_v1_binding(agent, rec, rest=True)
+        run_v1_misc(agent, rec)
+        run_js_extras(agent, rec, rest=False)
+        run_js_extras(agent, rec, rest=True)
+    finally:
+        agent.stop()
+    tok = 'interop-secret'
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'deployer', '--token', tok)
+    try:
+        run_v1_auth(agent, rec, tok)
+    finally:
+        agent.stop()
+    agent = Agent(setcfg['python'], setcfg['agent'], '--name', 'assistant', '--v03-compat')
+    try:
+        run_v1_compat(agent, rec)
+        run_js_compat_extras(agent, rec)
+    finally:
+        agent.stop()
+    rec.write_index()
+
+
+def run_js_extras(agent: Agent, rec: Recorder, rest: bool) -> None:
+    """Exchanges that only the JS set has: where @a2a-js/sdk behaves differently."""
+    c = V1(agent, rec)
+    p = 'rest' if rest else 'jsonrpc'
+    print(f'{rec.dir.name} {p} (JS extras)', flush=True)
+    bogus = '00000000-0000-0000-0000-000000000000'
+    threads: list[threading.Thread] = []
+
+    def send(fname, text, note, task_id=None, context_id=None):
+        params = {'message': user_msg(text, task_id, context_id)}
+        if rest:
+            r = c.rest(fname, 'POST', '/message:send', params, note)
+            return r, (r.json() if r.status == 200 else None)
+        r = c.rpc(fname, 'SendMessage', params, note)
+        return r, r.json().get('result')
+
+    def stream(fname, text, note, on_event=None):
+        params = {'message': user_msg(text)}
+        if rest:
+            return c.rest(fname, 'POST', '/message:stream', params, note, stream=True,
+                          on_event=on_event)
+        return c.rpc(fname, 'SendStreamingMessage', params, note, stream=True, on_event=on_event)
+
+    # A wrong contextId on a live task is -32602 / 400 (on a terminal task JS says -32004 first).
+    _, res = send(None, 'question: review the payments-api diff', '')
+    q = _task_of(res)
+    send(f'{p}-error-send-wrong-context-live.json', 'main',
+         'SendMessage with the taskId of an INPUT_REQUIRED task and a wrong contextId',
+         task_id=q['id'], context_id='wrong-context')
+    send(None, 'main', '', task_id=q['id'], context_id=q['contextId'])
+
+    # AUTH_REQUIRED answered in-band while the first stream is still open: the next turn's
+    # task event reaches the old stream, which ends with "Stream ordering violation".
+    answered = threading.Event()
+
+    def on_event(ev, _raw):
+        _, st = _state_of(ev, rest)
+        if st == 'TASK_STATE_AUTH_REQUIRED' and not answered.is_set():
+            answered.set()
+            su = (ev['data'] if rest else ev['data']['result'])['statusUpdate']
+
+            def do_reply():
+                time.sleep(0.3)
+                send(f'{p}-send-approve-inband.json', 'approved, go ahead',
+                     'SendMessage on the AUTH_REQUIRED task (an in-band answer) while its first '
+                     'stream is open -> the follow-up turn completes the task',
+                     task_id=su['taskId'], context_id=su['contextId'])
+            threads.append(bg(do_reply))
+
+    r = stream(f'{p}-stream-approve-inband.sse', 'deploy 2026.10.06-1 to staging, approve first',
+               'SendStreamingMessage "approve", then a SendMessage on the same task: the open stream '
+               'ends with event: error "Stream ordering violation" (UnsupportedOperation)',
+               on_event=on_event)
+    join(*threads)
+    threads.clear()
+    parked, _ = _first_task_id(r, rest)
+    http(agent, 'POST', f'/reject/{parked}', {}, None)  # release the executor still waiting
+
+    if rest:
+        c.rest('rest-error-version-1.json', 'GET', f'/tasks/{bogus}', None,
+               'GET /tasks/{id} with A2A-Version: 1 (JS wants exactly "1.0"; a2a-python accepts it)',
+               headers={'A2A-Version': '1'})
+        c.rest('rest-error-content-type.json', 'POST', '/message:send',
+               {'message': user_msg('run tests')},
+               'POST /message:send with Content-Type: text/plain -> ContentTypeNotSupported',
+               headers={**V, 'Content-Type': 'text/plain'})
+    else:
+        c.rpc('jsonrpc-error-version-1.json', 'GetTask', {'id': bogus},
+              'GetTask with A2A-Version: 1 (JS wants exactly "1.0"; a2a-python accepts it)',
+              headers={'A2A-Version': '1', 'Content-Type': 'application/json'})
+        c.rpc('jsonrpc-error-content-type.json', 'GetTask', {'id': bogus},
+              'JSON-RPC body sent with Content-Type: text/plain -> ContentTypeNotSupported',
+              headers={**V, 'Content-Type': 'text/plain'})
+        c.rpc('jsonrpc-error-no-content-type.json', 'GetTask', {'id': bogus},
+              'JSON-RPC body sent without a Content-Type header', headers={**V})
+        c.rpc('jsonrpc-error-id-0-subscribe.json', '', None,
+              'SubscribeToTask unknown id with "id": 0: an error raised before the stream starts '
+              'comes back with "id": null',
+              raw_body=json.dumps({'jsonrpc': '2.0', 'id': 0, 'method': 'SubscribeToTask',
+                                   'params': {'id': bogus}}).encode(), stream=True)
+
+
+def run_js_compat_extras(agent: Agent, rec: Recorder) -> None:
+    c = V1(agent, rec)
+    m03 = {'kind': 'message', 'messageId': mid(), 'role': 'user',
+           'parts': [{'kind': 'text', 'text': 'run tests'}]}
+    h03 = {'Content-Type': 'application/json'}
+    proto03 = {'messageId': mid(), 'role': 'ROLE_USER', 'content': [{'text': 'run tests'}]}
+    c.rest('compat-rest03-message-send.json', 'POST', '/v1/message:send', {'message': proto03},
+           '0.3 REST POST /v1/message:send (JS 0.3 adapter, no A2A-Version) with a 0.3 proto-JSON '
+           'message (parts under "content") -> 201 Created, 0.3 proto JSON back', headers=h03)
+    c.rest('compat-rest03-message-send-kind.json', 'POST', '/v1/message:send', {'message': m03},
+           '0.3 REST POST /v1/message:send with a 0.3 JSON-RPC-shaped message (kind, role "user") '
+           '-> 400 {code, message}', headers=h03)
+
+
+# --------------------------------------------------------------------------
 
 
 BEGIN = '<!-- BEGIN GENERATED by capture.py: do not edit below -->'
@@ -914,6 +1133,8 @@ END = '<!-- END GENERATED -->'
 SET_TITLES = {
     'py-1.3.0': 'py-1.3.0: a2a-sdk 1.3.0 (tests/interop/python/agent.py), A2A 1.0, JSON-RPC + HTTP+JSON',
     'py-0.3': 'py-0.3: a2a-sdk 0.3.26 (tests/interop/python03/agent.py), A2A 0.3, JSON-RPC',
+    'js-1.3.0': 'js-1.3.0: @a2a-js/sdk 1.3.0 + express 5 (tests/interop/js/agent.mjs), A2A 1.0, '
+                'JSON-RPC + HTTP+JSON',
 }
 
 
@@ -1009,7 +1230,8 @@ def write_readme() -> None:
 
 
 def ensure_venv(cfg: dict) -> None:
-    if not Path(cfg['python']).exists() or os.environ.get('CAPTURE_RUN_SETUP') == '1':
+    if not Path(cfg.get('ready', cfg['python'])).exists() \
+            or os.environ.get('CAPTURE_RUN_SETUP') == '1':
         subprocess.run(['bash', str(cfg['setup'])], check=True)
     else:
         subprocess.run(['bash', str(cfg['setup'])], check=True, stdout=subprocess.DEVNULL)
@@ -1030,7 +1252,8 @@ def main() -> None:
                 continue
             ensure_venv(cfg)
             t0 = time.monotonic()
-            (capture_v1 if name == 'py-1.3.0' else capture_v03)(cfg)
+            runner = {'py-1.3.0': capture_v1, 'py-0.3': capture_v03, 'js-1.3.0': capture_js}[name]
+            runner(cfg)
             print(f'{name}: done in {time.monotonic() - t0:.1f} s', flush=True)
         write_readme()
     finally:

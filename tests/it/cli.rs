@@ -9,15 +9,12 @@ use crate::demo_client::{TOKEN, start_demo};
 
 async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"));
-    cmd.args(args)
-        .env_remove("A2A_TOKEN")
-        .env_remove("A2A_TOKEN_DEPLOYER");
+    cmd.args(args).env_remove("A2A_TOKEN").env_remove("A2A_TOKEN_DEPLOYER");
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output()).await;
-    out.expect("the command finished in time")
-        .expect("the binary runs")
+    out.expect("the command finished in time").expect("the binary runs")
 }
 
 fn lines(out: &Output) -> Vec<Value> {
@@ -34,22 +31,11 @@ fn stderr(out: &Output) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn send_follow_prints_every_state_as_ndjson() {
     let agents = start_demo().await;
-    let out = run(
-        &[
-            "send",
-            agents.url("test-runner"),
-            "run the tests",
-            "--follow",
-        ],
-        &[],
-    )
-    .await;
+    let out = run(&["send", agents.url("test-runner"), "run the tests", "--follow"], &[]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let lines = lines(&out);
     for l in &lines {
-        for field in [
-            "agent", "task", "context", "state", "class", "text", "at", "event",
-        ] {
+        for field in ["agent", "task", "context", "state", "class", "text", "at", "event"] {
             assert!(l.get(field).is_some(), "{field} missing in {l}");
         }
     }
@@ -84,11 +70,7 @@ async fn a_question_is_answered_with_reply() {
     // A task that no longer waits is not answered again.
     let again = run(&["reply", url, task, "develop"], &[]).await;
     assert_eq!(again.status.code(), Some(2));
-    assert!(
-        stderr(&again).contains("not waiting for input"),
-        "{}",
-        stderr(&again)
-    );
+    assert!(stderr(&again).contains("not waiting for input"), "{}", stderr(&again));
     agents.shutdown().await;
 }
 
@@ -99,10 +81,7 @@ async fn tokens_come_from_the_agent_env_var_and_never_show() {
     let refused = run(&["list", url], &[]).await;
     assert_eq!(refused.status.code(), Some(1));
     let msg = stderr(&refused);
-    assert!(
-        msg.contains("401") && msg.contains("A2A_TOKEN_DEPLOYER"),
-        "{msg}"
-    );
+    assert!(msg.contains("401") && msg.contains("A2A_TOKEN_DEPLOYER"), "{msg}");
     assert_eq!(msg.lines().count(), 1, "one clear line: {msg}");
 
     let listed = run(&["list", url, "--json"], &[("A2A_TOKEN_DEPLOYER", TOKEN)]).await;
@@ -120,11 +99,7 @@ async fn tokens_come_from_the_agent_env_var_and_never_show() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_usage_exits_2_and_unreachable_exits_1() {
     let agents = start_demo().await;
-    let bogus = run(
-        &["list", agents.url("test-runner"), "--state", "sleeping"],
-        &[],
-    )
-    .await;
+    let bogus = run(&["list", agents.url("test-runner"), "--state", "sleeping"], &[]).await;
     assert_eq!(bogus.status.code(), Some(2), "{}", stderr(&bogus));
     assert!(stderr(&bogus).contains("not a task state"));
     let missing = run(&["send"], &[]).await;
@@ -133,11 +108,7 @@ async fn bad_usage_exits_2_and_unreachable_exits_1() {
     // Nothing listens on port 9 of loopback.
     let down = run(&["card", "http://127.0.0.1:9"], &[]).await;
     assert_eq!(down.status.code(), Some(1));
-    assert!(
-        stderr(&down).contains("cannot connect"),
-        "{}",
-        stderr(&down)
-    );
+    assert!(stderr(&down).contains("cannot connect"), "{}", stderr(&down));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,20 +27,11 @@ async fn lifecycle(binding: Binding) {
     unknown_tasks_are_not_found(&runner).await;
 
     let reviewer = connect(agents.url("code-reviewer"), binding, None).await;
-    question_is_answered(
-        &reviewer,
-        "review this diff of payments-api",
-        "release/2026.10",
-    )
-    .await;
+    question_is_answered(&reviewer, "review this diff of payments-api", "release/2026.10").await;
 
     let deployer = connect(agents.url("deployer"), binding, Some(TOKEN)).await;
     approval_out_of_band(&deployer, "deploy build 2026.10.06-1 to staging").await;
-    let rejected = stream_all(
-        &deployer,
-        &message("deploy build 2026.10.06-1 to production"),
-    )
-    .await;
+    let rejected = stream_all(&deployer, &message("deploy build 2026.10.06-1 to production")).await;
     assert_eq!(rejected.last_state(), Some(&TaskState::Rejected));
     agents.shutdown().await;
 }
@@ -78,11 +69,7 @@ async fn a_stream_closed_mid_task_is_a_close_not_a_state() {
             "the stream ended while working: {:?}",
             run.states
         );
-        assert!(
-            run.errors.is_empty(),
-            "a close is no error: {:?}",
-            run.errors
-        );
+        assert!(run.errors.is_empty(), "a close is no error: {:?}", run.errors);
         let now = runner.get_task(&run.task, None).await.unwrap();
         assert!(!now.status.state.is_terminal() || now.status.state == TaskState::Completed);
         wait_for_state(&runner, &run.task, &TaskState::Completed).await;

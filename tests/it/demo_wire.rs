@@ -29,9 +29,7 @@ fn user_message(text: &str) -> Value {
 
 /// A POST with `A2A-Version: 1.0`, as every A2A request must carry.
 fn post(url: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .post(url)
-        .header("A2A-Version", "1.0")
+    reqwest::Client::new().post(url).header("A2A-Version", "1.0")
 }
 
 fn get(url: &str) -> reqwest::RequestBuilder {
@@ -50,10 +48,7 @@ struct Frames {
 
 impl Frames {
     fn new(response: reqwest::Response) -> Frames {
-        let kind = response.headers()[CONTENT_TYPE]
-            .to_str()
-            .unwrap()
-            .to_string();
+        let kind = response.headers()[CONTENT_TYPE].to_str().unwrap().to_string();
         assert!(kind.starts_with("text/event-stream"), "{kind}");
         Frames {
             response,
@@ -66,10 +61,7 @@ impl Frames {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
-                let data: Vec<&str> = block
-                    .lines()
-                    .filter_map(|l| l.strip_prefix("data: "))
-                    .collect();
+                let data: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
                 if data.is_empty() {
                     continue; // a keep-alive comment
                 }
@@ -102,27 +94,14 @@ async fn requests_without_a2a_version_are_refused_on_both_bindings() {
     let base = agents.url("test-runner");
     let client = reqwest::Client::new();
     let body = rpc("v-1", "GetTask", json!({"id": "t"}));
-    let response = client
-        .post(format!("{base}/"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        response.status(),
-        StatusCode::OK,
-        "JSON-RPC errors travel with 200"
-    );
+    let response = client.post(format!("{base}/")).json(&body).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "JSON-RPC errors travel with 200");
     let reply = json_of(response).await;
     assert_eq!(reply["id"], "v-1");
     assert_eq!(reply["error"]["code"], -32009);
     assert_eq!(reason(&reply["error"]["data"]), "VERSION_NOT_SUPPORTED");
 
-    let response = client
-        .get(format!("{base}/rest/tasks"))
-        .send()
-        .await
-        .unwrap();
+    let response = client.get(format!("{base}/rest/tasks")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     let reply = json_of(response).await;
     assert_eq!(reply["error"]["status"], "FAILED_PRECONDITION");
@@ -150,21 +129,10 @@ async fn the_deployer_answers_401_with_a_challenge_before_anything_else() {
     let base = agents.url("deployer");
     let client = reqwest::Client::new();
     // Not even valid JSON or a version: authentication comes first.
-    let response = client
-        .post(format!("{base}/"))
-        .body("{")
-        .send()
-        .await
-        .unwrap();
+    let response = client.post(format!("{base}/")).body("{").send().await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert_eq!(
-        response.headers()["www-authenticate"],
-        r#"Bearer realm="deployer""#
-    );
-    assert_eq!(
-        json_of(response).await["error"]["status"],
-        "UNAUTHENTICATED"
-    );
+    assert_eq!(response.headers()["www-authenticate"], r#"Bearer realm="deployer""#);
+    assert_eq!(json_of(response).await["error"]["status"], "UNAUTHENTICATED");
 
     let wrong = get(&format!("{base}/rest/tasks"))
         .bearer_auth("nope")
@@ -173,10 +141,7 @@ async fn the_deployer_answers_401_with_a_challenge_before_anything_else() {
         .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     let challenge = wrong.headers()["www-authenticate"].to_str().unwrap();
-    assert!(
-        challenge.contains(r#"error="invalid_token""#),
-        "{challenge}"
-    );
+    assert!(challenge.contains(r#"error="invalid_token""#), "{challenge}");
 
     let card = json_of(
         client
@@ -209,10 +174,7 @@ async fn the_deployer_answers_401_with_a_challenge_before_anything_else() {
 async fn rest_errors_are_google_rpc_status_bodies() {
     let agents = start().await;
     let base = agents.url("code-reviewer");
-    let response = get(&format!("{base}/rest/tasks/no-such-task"))
-        .send()
-        .await
-        .unwrap();
+    let response = get(&format!("{base}/rest/tasks/no-such-task")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     let body = json_of(response).await;
     assert_eq!(body["error"]["code"], 404);
@@ -224,10 +186,7 @@ async fn rest_errors_are_google_rpc_status_bodies() {
             "domain": "a2a-protocol.org", "metadata": {}})
     );
 
-    let response = get(&format!("{base}/rest/tasks?pageSize=0"))
-        .send()
-        .await
-        .unwrap();
+    let response = get(&format!("{base}/rest/tasks?pageSize=0")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     let body = json_of(response).await;
     assert_eq!(body["error"]["status"], "INVALID_ARGUMENT");
@@ -239,10 +198,7 @@ async fn rest_errors_are_google_rpc_status_bodies() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(
-        reason(&json_of(response).await["error"]["details"]),
-        "INVALID_REQUEST"
-    );
+    assert_eq!(reason(&json_of(response).await["error"]["details"]), "INVALID_REQUEST");
 
     let response = post(&format!("{base}/rest/tasks/no-such-task:subscribe"))
         .send()
@@ -314,10 +270,7 @@ async fn approve_is_404_unless_the_task_waits_for_an_operator() {
     )
     .await;
     let task = &reply["result"]["task"];
-    assert_eq!(
-        task["status"]["state"], "TASK_STATE_AUTH_REQUIRED",
-        "{reply}"
-    );
+    assert_eq!(task["status"]["state"], "TASK_STATE_AUTH_REQUIRED", "{reply}");
     let id = task["id"].as_str().unwrap();
     let parts = &task["status"]["message"]["parts"];
     let link = format!("{base}/approve/{id}");
@@ -326,16 +279,9 @@ async fn approve_is_404_unless_the_task_waits_for_an_operator() {
     // No bearer token: the approval is outside A2A.
     let approved = client.post(&link).send().await.unwrap();
     assert_eq!(approved.status(), StatusCode::OK);
-    assert_eq!(
-        json_of(approved).await,
-        json!({"taskId": id, "approved": true})
-    );
+    assert_eq!(json_of(approved).await, json!({"taskId": id, "approved": true}));
     let twice = client.post(&link).send().await.unwrap();
-    assert_eq!(
-        twice.status(),
-        StatusCode::NOT_FOUND,
-        "one approval resumes one deploy"
-    );
+    assert_eq!(twice.status(), StatusCode::NOT_FOUND, "one approval resumes one deploy");
 
     let deadline = tokio::time::Instant::now() + DEADLINE;
     loop {
@@ -388,10 +334,7 @@ async fn jsonrpc_stream_frames_are_whole_envelopes_with_the_request_id() {
         );
     }
     let results: Vec<&Value> = frames.iter().map(|f| &f["result"]).collect();
-    assert_eq!(
-        results[0]["task"]["status"]["state"],
-        "TASK_STATE_SUBMITTED"
-    );
+    assert_eq!(results[0]["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
     assert!(results[0]["task"]["status"]["timestamp"].is_string());
     let last = &results[results.len() - 1]["statusUpdate"]["status"];
     assert_eq!(last["state"], "TASK_STATE_COMPLETED");
@@ -425,22 +368,13 @@ async fn subscribe_starts_with_the_task_snapshot_and_carries_the_next_turn() {
     let asked = &opening[opening.len() - 1]["statusUpdate"]["status"];
     assert_eq!(asked["state"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(asked["message"]["role"], "ROLE_AGENT");
-    let (id, context) = (
-        task["id"].as_str().unwrap(),
-        task["contextId"].as_str().unwrap(),
-    );
+    let (id, context) = (task["id"].as_str().unwrap(), task["contextId"].as_str().unwrap());
 
-    let response = post(&format!("{base}/rest/tasks/{id}:subscribe"))
-        .send()
-        .await
-        .unwrap();
+    let response = post(&format!("{base}/rest/tasks/{id}:subscribe")).send().await.unwrap();
     let mut frames = Frames::new(response);
     let snapshot = frames.next().await.expect("a first frame");
     let snapshot = &snapshot["task"];
-    assert_eq!(
-        snapshot["id"], id,
-        "REST frames are the bare StreamResponse"
-    );
+    assert_eq!(snapshot["id"], id, "REST frames are the bare StreamResponse");
     assert_eq!(snapshot["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(
         snapshot["history"][0]["parts"][0]["text"],
@@ -455,20 +389,14 @@ async fn subscribe_starts_with_the_task_snapshot_and_carries_the_next_turn() {
         .send()
         .await
         .unwrap();
-    assert_eq!(
-        json_of(done).await["task"]["status"]["state"],
-        "TASK_STATE_COMPLETED"
-    );
+    assert_eq!(json_of(done).await["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     let states: Vec<Value> = frames
         .rest()
         .await
         .iter()
         .filter_map(|f| f.get("statusUpdate").map(|u| u["status"]["state"].clone()))
         .collect();
-    assert_eq!(
-        states,
-        [json!("TASK_STATE_WORKING"), json!("TASK_STATE_COMPLETED")]
-    );
+    assert_eq!(states, [json!("TASK_STATE_WORKING"), json!("TASK_STATE_COMPLETED")]);
     agents.shutdown().await;
 }
 
@@ -505,20 +433,12 @@ async fn cards_list_both_bindings_in_each_agents_order_and_revalidate() {
             urls.contains(&format!("{}/", agent.url).as_str())
                 && urls.contains(&format!("{}/rest", agent.url).as_str())
         );
-        let again = client
-            .get(&url)
-            .header("If-None-Match", etag)
-            .send()
-            .await
-            .unwrap();
+        let again = client.get(&url).header("If-None-Match", etag).send().await.unwrap();
         assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
     }
     let assistant = json_of(
         client
-            .get(format!(
-                "{}/.well-known/agent-card.json",
-                agents.url("assistant")
-            ))
+            .get(format!("{}/.well-known/agent-card.json", agents.url("assistant")))
             .send()
             .await
             .unwrap(),
@@ -536,15 +456,8 @@ async fn a_deploy_stream_stays_open_through_the_approval_and_shutdown_ends_open_
     let agents = start().await;
     let base = agents.url("deployer").to_string();
     let open = |text: &str| {
-        let body = rpc(
-            "s-1",
-            "SendStreamingMessage",
-            json!({"message": user_message(text)}),
-        );
-        post(&format!("{base}/"))
-            .bearer_auth(TOKEN)
-            .json(&body)
-            .send()
+        let body = rpc("s-1", "SendStreamingMessage", json!({"message": user_message(text)}));
+        post(&format!("{base}/")).bearer_auth(TOKEN).json(&body).send()
     };
     let state = |frame: &Value| frame["result"]["statusUpdate"]["status"]["state"].clone();
 
@@ -561,11 +474,7 @@ async fn a_deploy_stream_stays_open_through_the_approval_and_shutdown_ends_open_
         .unwrap();
     assert_eq!(approve.status(), StatusCode::OK);
     let after: Vec<Value> = approved.rest().await.iter().map(state).collect();
-    assert_eq!(
-        after.last(),
-        Some(&json!("TASK_STATE_COMPLETED")),
-        "{after:?}"
-    );
+    assert_eq!(after.last(), Some(&json!("TASK_STATE_COMPLETED")), "{after:?}");
 
     // A stream left waiting for an operator ends when the agents stop.
     let mut waiting = Frames::new(open("deploy 2026.10.07-1 to staging").await.unwrap());

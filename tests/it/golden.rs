@@ -16,9 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 fn golden_dir(set: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(set)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(set)
 }
 
 #[derive(serde::Deserialize)]
@@ -90,17 +88,12 @@ fn decode_and_reencode<T: DeserializeOwned + Serialize + PartialEq + std::fmt::D
     payload: &Value,
     strict: bool,
 ) -> T {
-    let decoded: T = serde_json::from_value(payload.clone())
-        .unwrap_or_else(|e| panic!("{name}: {e}\n{payload}"));
+    let decoded: T = serde_json::from_value(payload.clone()).unwrap_or_else(|e| panic!("{name}: {e}\n{payload}"));
     let encoded = serde_json::to_value(&decoded).expect("encodes");
     let again: T = serde_json::from_value(encoded.clone()).expect("re-decodes");
     assert_eq!(decoded, again, "{name}: decode(encode(x)) != x");
     if strict {
-        assert_eq!(
-            normalize(&encoded),
-            normalize(payload),
-            "{name}: re-encoding differs"
-        );
+        assert_eq!(normalize(&encoded), normalize(payload), "{name}: re-encoding differs");
     }
     decoded
 }
@@ -159,25 +152,18 @@ fn expected_error_kind(set: &str, file: &str) -> Option<ErrorKind> {
         ("version-2", ErrorKind::VersionNotSupported),
         ("method-not-found", ErrorKind::MethodNotFound),
         ("tasks-list", ErrorKind::MethodNotFound),
-        (
-            "push-not-supported",
-            ErrorKind::PushNotificationNotSupported,
-        ),
+        ("push-not-supported", ErrorKind::PushNotificationNotSupported),
         ("error-parse", ErrorKind::JsonParse),
         ("wrong-context", ErrorKind::InvalidParams),
         ("page-size-0", ErrorKind::InvalidParams),
     ];
-    table
-        .iter()
-        .find(|(frag, _)| file.contains(frag))
-        .map(|(_, k)| *k)
+    table.iter().find(|(frag, _)| file.contains(frag)).map(|(_, k)| *k)
 }
 
 fn frames_of(body: &[u8]) -> Vec<sse::Frame> {
     let chunks: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::copy_from_slice(body))];
-    let all: Vec<_> = futures::executor::block_on(
-        sse::frames(futures::stream::iter(chunks), sse::DEFAULT_FRAME_LIMIT).collect(),
-    );
+    let all: Vec<_> =
+        futures::executor::block_on(sse::frames(futures::stream::iter(chunks), sse::DEFAULT_FRAME_LIMIT).collect());
     all.into_iter().map(|f| f.expect("frames parse")).collect()
 }
 
@@ -209,10 +195,7 @@ fn check_set(set: &str) -> Tally {
 
         if e.file.ends_with(".sse") {
             let frames = frames_of(&body);
-            assert!(
-                !frames.is_empty() || e.file.contains("crash"),
-                "{name}: no frames"
-            );
+            assert!(!frames.is_empty() || e.file.contains("crash"), "{name}: no frames");
             for f in frames {
                 let decoded = if is_rest {
                     rest::decode_frame(&f)
@@ -222,11 +205,7 @@ fn check_set(set: &str) -> Tally {
                 match decoded {
                     Ok(ev) => {
                         let data: Value = serde_json::from_str(&f.data).unwrap();
-                        let payload = if is_rest {
-                            data
-                        } else {
-                            data["result"].clone()
-                        };
+                        let payload = if is_rest { data } else { data["result"].clone() };
                         decode_and_reencode::<StreamResponse>(&name, &payload, strict);
                         tally.events += 1;
                         assert!(
@@ -259,8 +238,7 @@ fn check_set(set: &str) -> Tally {
             continue;
         }
 
-        let json: Value =
-            serde_json::from_slice(&body).unwrap_or_else(|err| panic!("{name}: {err}"));
+        let json: Value = serde_json::from_slice(&body).unwrap_or_else(|err| panic!("{name}: {err}"));
         let failed = if is_rest {
             status >= 400
         } else {
@@ -304,11 +282,7 @@ fn check_set(set: &str) -> Tally {
             }
             Shape::Card => {
                 let card: AgentCard = serde_json::from_value(payload).unwrap();
-                let spoken = card
-                    .interfaces()
-                    .iter()
-                    .filter(|i| i.supported().is_some())
-                    .count();
+                let spoken = card.interfaces().iter().filter(|i| i.supported().is_some()).count();
                 assert!(spoken > 0, "{name}: no interface we speak");
             }
             Shape::Other => panic!("{name}: unclassified success"),

@@ -49,10 +49,7 @@ fn ensure_installed(sdk: Sdk) {
         return;
     }
     let script = sdk.setup_script();
-    let out = Command::new("bash")
-        .arg(&script)
-        .output()
-        .expect("bash runs");
+    let out = Command::new("bash").arg(&script).output().expect("bash runs");
     assert!(
         out.status.success(),
         "{} failed (is PyPI reachable?):\n{}\n{}",
@@ -97,10 +94,7 @@ impl Peer {
             if let Ok(Some(status)) = child.try_wait() {
                 panic!("{sdk:?} peer exited before it was ready: {status}");
             }
-            assert!(
-                Instant::now() < deadline,
-                "{sdk:?} peer not ready within 60 s"
-            );
+            assert!(Instant::now() < deadline, "{sdk:?} peer not ready within 60 s");
         };
         Peer { child, url }
     }

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use a2a_watch::a2a::auth::Secret;
 use a2a_watch::a2a::{
-    Artifact, Binding, Client, ClientOptions, Error, ErrorKind, EventStream, ListTasksRequest,
-    Message, Part, PartContent, SendMessageConfiguration, SendMessageRequest, StreamResponse,
-    TaskState,
+    Artifact, Binding, Client, ClientOptions, Error, ErrorKind, EventStream, ListTasksRequest, Message, Part,
+    PartContent, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
 };
 use futures::StreamExt;
 
@@ -103,10 +102,7 @@ pub async fn read(mut stream: EventStream, run: &mut Run, stop: impl Fn(&Run) ->
 
 pub async fn stream_all(client: &Client, req: &SendMessageRequest) -> Run {
     let mut run = Run::default();
-    let stream = client
-        .send_streaming_message(req)
-        .await
-        .expect("stream opens");
+    let stream = client.send_streaming_message(req).await.expect("stream opens");
     read(stream, &mut run, |_| false).await;
     run
 }
@@ -154,21 +150,10 @@ pub async fn test_run_completes(client: &Client, text: &str) {
     );
     assert_eq!(run.states.first(), Some(&TaskState::Submitted));
     assert!(run.states.contains(&TaskState::Working), "{:?}", run.states);
-    assert_eq!(
-        run.last_state(),
-        Some(&TaskState::Completed),
-        "{:?}",
-        run.states
-    );
-    assert_eq!(
-        run.texts.last().map(String::as_str),
-        Some("1 failed, 11 passed")
-    );
+    assert_eq!(run.last_state(), Some(&TaskState::Completed), "{:?}", run.states);
+    assert_eq!(run.texts.last().map(String::as_str), Some("1 failed, 11 passed"));
     let log = artifact(&run.artifacts, "test-log");
-    assert!(
-        log.parts.len() >= 3,
-        "chunks become parts of one artifact: {log:?}"
-    );
+    assert!(log.parts.len() >= 3, "chunks become parts of one artifact: {log:?}");
     assert!(log.text().contains("collected 12 items"), "{}", log.text());
     // a2a-python sends numbers as floats: compare as numbers.
     let summary = data_part(artifact(&run.artifacts, "summary"));
@@ -181,23 +166,13 @@ pub async fn test_run_completes(client: &Client, text: &str) {
 
 pub async fn failing_run_fails(client: &Client, text: &str) {
     let run = stream_all(client, &message(text)).await;
-    assert_eq!(
-        run.last_state(),
-        Some(&TaskState::Failed),
-        "{:?}",
-        run.states
-    );
+    assert_eq!(run.last_state(), Some(&TaskState::Failed), "{:?}", run.states);
 }
 
 /// INPUT_REQUIRED, then a reply on the same task and context completes it.
 pub async fn question_is_answered(client: &Client, text: &str, branch: &str) {
     let run = stream_all(client, &message(text)).await;
-    assert_eq!(
-        run.last_state(),
-        Some(&TaskState::InputRequired),
-        "{:?}",
-        run.states
-    );
+    assert_eq!(run.last_state(), Some(&TaskState::InputRequired), "{:?}", run.states);
     assert_eq!(
         run.texts.last().map(String::as_str),
         Some("Which base branch should I compare this diff against?")
@@ -211,23 +186,11 @@ pub async fn question_is_answered(client: &Client, text: &str, branch: &str) {
 
     let answer = stream_all(client, &reply(&run.task, &run.context, branch)).await;
     assert_eq!(answer.task, run.task, "same task");
-    assert!(
-        answer.states.contains(&TaskState::Working),
-        "{:?}",
-        answer.states
-    );
-    assert_eq!(
-        answer.last_state(),
-        Some(&TaskState::Completed),
-        "{:?}",
-        answer.states
-    );
+    assert!(answer.states.contains(&TaskState::Working), "{:?}", answer.states);
+    assert_eq!(answer.last_state(), Some(&TaskState::Completed), "{:?}", answer.states);
     let done = client.get_task(&run.task, None).await.unwrap();
     let review = serde_json::to_string(&done.artifacts).unwrap();
-    assert!(
-        review.contains(branch),
-        "the review names the branch: {review}"
-    );
+    assert!(review.contains(branch), "the review names the branch: {review}");
 }
 
 fn first_link(text: &str) -> String {
@@ -248,11 +211,7 @@ pub async fn approval_out_of_band(client: &Client, text: &str) {
     read(stream, &mut run, waiting).await;
     assert!(waiting(&run), "{:?}", run.states);
     let link = first_link(run.texts.last().unwrap());
-    let resp = reqwest::Client::new()
-        .post(&link)
-        .send()
-        .await
-        .expect("approval POST");
+    let resp = reqwest::Client::new().post(&link).send().await.expect("approval POST");
     assert!(resp.status().is_success(), "approve: {}", resp.status());
     wait_for_state(client, &run.task, &TaskState::Completed).await;
 }
@@ -273,10 +232,7 @@ pub async fn cancel_and_subscribe(client: &Client, text: &str) {
         .list_all_tasks(&ListTasksRequest::default())
         .await
         .expect("ListTasks");
-    assert!(
-        listed.iter().any(|t| t.id == task.id),
-        "ListTasks finds the new task"
-    );
+    assert!(listed.iter().any(|t| t.id == task.id), "ListTasks finds the new task");
     let by_context = ListTasksRequest {
         context_id: Some(task.context_id.clone()),
         ..Default::default()
@@ -293,24 +249,15 @@ pub async fn cancel_and_subscribe(client: &Client, text: &str) {
     };
     let (canceled, ()) = tokio::join!(
         canceler,
-        read(stream, &mut run, |r| r.last_state()
-            == Some(&TaskState::Canceled))
+        read(stream, &mut run, |r| r.last_state() == Some(&TaskState::Canceled))
     );
     assert_eq!(
         run.first,
         Some("task"),
         "subscribe starts with the snapshot (spec section 3.1.6)"
     );
-    assert_eq!(
-        canceled.expect("CancelTask").status.state,
-        TaskState::Canceled
-    );
-    assert_eq!(
-        run.last_state(),
-        Some(&TaskState::Canceled),
-        "{:?}",
-        run.states
-    );
+    assert_eq!(canceled.expect("CancelTask").status.state, TaskState::Canceled);
+    assert_eq!(run.last_state(), Some(&TaskState::Canceled), "{:?}", run.states);
 
     let err = client
         .subscribe(&task.id)
@@ -341,10 +288,7 @@ pub async fn unknown_tasks_are_not_found(client: &Client) {
 /// Without a token: a 401 that names the scheme and the env var; with it: success.
 pub async fn bearer_is_required(url: &str, binding: Binding, token: &str, env_var: &str) {
     let anonymous = connect(url, binding, None).await;
-    let err = anonymous
-        .list_tasks(&ListTasksRequest::default())
-        .await
-        .unwrap_err();
+    let err = anonymous.list_tasks(&ListTasksRequest::default()).await.unwrap_err();
     let Error::Unauthorized { status: 401, .. } = &err else {
         panic!("expected 401, got {err}")
     };

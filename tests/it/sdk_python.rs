@@ -43,10 +43,7 @@ async fn python_0_3_over_jsonrpc() {
     assert_eq!(client.endpoint.version, ProtocolVersion::V0_3);
     test_run_completes(&client, "run tests").await;
     question_is_answered(&client, "question: review this diff", "main").await;
-    let err = client
-        .list_tasks(&ListTasksRequest::default())
-        .await
-        .unwrap_err();
+    let err = client.list_tasks(&ListTasksRequest::default()).await.unwrap_err();
     assert!(
         matches!(
             err,

@@ -1,0 +1,89 @@
+//! Running the watch engine under a front end: the terminal dashboard, or `--json`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use tokio::sync::mpsc;
+
+use super::headless::{self, Until};
+use crate::a2a::Error;
+use crate::config::Config;
+use crate::store::{Limits, Store};
+use crate::ui;
+use crate::ui::app::App;
+use crate::ui::keys::KeyMap;
+use crate::ui::theme::Theme;
+use crate::watch::{AgentSpec, Engine, WatchOptions};
+
+/// How the watched tasks are shown; shared by the dashboard and `demo`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScreenArgs {
+    /// No screen: one NDJSON line per change on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: stop once this is true.
+    #[arg(long, value_enum, requires = "json")]
+    pub until: Option<Until>,
+    /// A built-in theme (dark, light, ansi16) or a theme file.
+    #[arg(long)]
+    pub theme: Option<String>,
+    /// Where logs go (default: the state directory).
+    #[arg(long)]
+    pub log_file: Option<PathBuf>,
+}
+
+/// Logs go to a file, never to the screen. Without a writable place, there are no logs.
+fn init_logging(path: Option<PathBuf>) {
+    let Some(path) = path.or_else(crate::config::default_log_path) else {
+        return;
+    };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("a2a_watch=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init();
+}
+
+pub fn theme(screen: &ScreenArgs, config: &Config) -> Result<Theme, Error> {
+    let name = screen.theme.as_deref().or(config.theme.as_deref()).unwrap_or("dark");
+    let theme = Theme::load(name).map_err(Error::Usage)?;
+    // https://no-color.org: any non-empty value.
+    let no_color = std::env::var("NO_COLOR").is_ok_and(|v| !v.is_empty());
+    Ok(if no_color { Theme::blank() } else { theme })
+}
+
+/// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
+pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
+    let theme = theme(screen, config)?;
+    let keys =
+        KeyMap::with_overrides(config.keys.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(Error::Usage)?;
+    init_logging(screen.log_file.clone().or(config.log_file.clone()));
+    let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
+    store.limits = Limits {
+        timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),
+        history: config.history_limit.unwrap_or(Limits::default().history),
+    };
+    let (tx, rx) = mpsc::channel(1024);
+    let engine = Engine::start(specs, opts, tx);
+    let result = if screen.json {
+        headless::run(store, rx, screen.until).await;
+        Ok(())
+    } else {
+        ui::run(App::new(store, keys, theme), rx).await.map_err(|e| Error::Io {
+            path: "the terminal".into(),
+            source: e,
+        })
+    };
+    // Streams are dropped with the engine; give it a moment, not forever.
+    let _ = tokio::time::timeout(Duration::from_secs(2), engine.shutdown()).await;
+    result
+}

@@ -1,0 +1,126 @@
+//! `--json`: the dashboard's engine and store with no screen, one NDJSON line per change (the
+//! `--follow` schema, plus agent health lines), for scripts and CI.
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use std::collections::HashMap;
+
+use crate::a2a::{StateClass, StreamResponse, TaskState};
+use crate::ndjson::{EventLine, TaskLine};
+use crate::store::{Change, Store, TaskEntry, TaskKey};
+use crate::watch::Event;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Until {
+    /// Every task seen is terminal (and at least one was seen).
+    AllTerminal,
+    /// Some task waits on a person.
+    Interrupted,
+}
+
+#[derive(Serialize)]
+struct HealthLine<'a> {
+    agent: &'a str,
+    health: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol: Option<String>,
+    url: &'a str,
+}
+
+fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
+    let line = TaskLine {
+        task: task.key.id.to_string(),
+        context: task.context.clone(),
+        state: task.state().clone(),
+        text: task.status.text(),
+        at: Some(task.status.timestamp.unwrap_or(task.updated)),
+    };
+    let mut out = EventLine::new(store.agent_name(task.key.agent), event, &line);
+    if event == "error" {
+        out.text = task.error.clone().unwrap_or_default();
+    }
+    out.to_json()
+}
+
+fn event_kind(ev: &Event) -> &'static str {
+    match ev {
+        Event::Snapshot { .. } => "task",
+        Event::Update { event, .. } => match event {
+            StreamResponse::Task(_) => "task",
+            StreamResponse::Message(_) => "message",
+            StreamResponse::StatusUpdate(_) => "status",
+            StreamResponse::ArtifactUpdate(_) => "artifact",
+        },
+        Event::TaskError { .. } => "error",
+        Event::Watching { .. } => "watching",
+        Event::Info { .. } => "info",
+        Event::Health { .. } => "agent",
+    }
+}
+
+fn done(store: &Store, until: Option<Until>) -> bool {
+    match until {
+        None => false,
+        Some(Until::Interrupted) => store.tasks().any(|t| t.class() == StateClass::Interrupted),
+        Some(Until::AllTerminal) => {
+            let connected = store.agents.iter().all(|a| a.info.is_some());
+            connected && !store.is_empty() && store.tasks().all(|t| t.class() == StateClass::Terminal)
+        }
+    }
+}
+
+/// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
+pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>) {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    // What each task's last line said: a snapshot that says it again prints nothing.
+    let mut said: HashMap<TaskKey, (TaskState, String)> = HashMap::new();
+    loop {
+        let ev = tokio::select! {
+            ev = events.recv() => ev,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(ev) = ev else { return };
+        let kind = event_kind(&ev);
+        let line = match store.apply(ev) {
+            Change::Nothing => None,
+            // The card's details ride along on the next health line.
+            Change::Agent(_) if kind == "info" => None,
+            Change::Agent(id) => {
+                let a = &store.agents[id];
+                let line = HealthLine {
+                    agent: &a.name,
+                    health: a.health.label(),
+                    detail: a.health.detail(),
+                    protocol: a
+                        .info
+                        .as_ref()
+                        .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
+                    url: &a.url,
+                };
+                serde_json::to_string(&line).ok()
+            }
+            // How a task is watched is the dashboard's business, not a change of the task.
+            Change::Task(_) if kind == "watching" => None,
+            Change::Task(key) | Change::State(key) => store.task(&key).and_then(|t| {
+                let now = (t.state().clone(), t.status.text());
+                let repeat = said.get(&key) == Some(&now);
+                said.insert(key.clone(), now);
+                (!(repeat && kind == "task")).then(|| task_line(&store, t, kind))
+            }),
+        };
+        if let Some(line) = line {
+            let mut out = stdout.lock();
+            // A closed stdout (the reader went away) ends the run.
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                return;
+            }
+        }
+        if done(&store, until) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The config file (TOML, found through `directories`: `~/.config/a2a-watch/config.toml` on
+//! Linux; `--config FILE` to choose). A commented example ships in assets/config.example.toml.
+//! Mistakes are reported with the file, the line and what is wrong.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::a2a::auth::Secret;
+use crate::a2a::{Binding, ClientOptions};
+use crate::watch::{AgentSpec, Credential};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub agent: Vec<AgentConfig>,
+    /// A built-in theme name or a path.
+    pub theme: Option<String>,
+    /// Only this context (one planner's delegations).
+    pub context: Option<String>,
+    /// Key overrides: `"ctrl-d" = "page_down"`.
+    #[serde(default)]
+    pub keys: BTreeMap<String, String>,
+    /// Open streams per agent at most; the rest are followed by listing.
+    pub max_streams: Option<usize>,
+    /// Timeline entries kept per task.
+    pub timeline_limit: Option<usize>,
+    /// History messages kept per task.
+    pub history_limit: Option<usize>,
+    pub log_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    pub name: Option<String>,
+    pub url: String,
+    /// The env var holding this agent's token.
+    pub token_env: Option<String>,
+    /// A command that prints the token, like `gh auth token`.
+    pub token_command: Option<String>,
+    /// The token itself. Prefer token_env or token_command: a file is easier to leak.
+    pub token: Option<Secret>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `jsonrpc` or `rest`; the card's order otherwise.
+    pub binding: Option<String>,
+    /// Seconds between listings and polls.
+    pub poll_interval: Option<f64>,
+    /// Task ids to watch even if ListTasks does not show them.
+    #[serde(default)]
+    pub tasks: Vec<String>,
+}
+
+/// The default location, if the platform has one.
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "a2a-watch").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Where logs go unless `--log-file` says otherwise.
+pub fn default_log_path() -> Option<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "a2a-watch")?;
+    let dir = dirs.state_dir().unwrap_or_else(|| dirs.data_local_dir());
+    Some(dir.join("a2a-watch.log"))
+}
+
+pub fn parse_binding(s: &str) -> Result<Binding, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "jsonrpc" | "json-rpc" => Ok(Binding::JsonRpc),
+        "rest" | "http+json" | "http_json" => Ok(Binding::Rest),
+        other => Err(format!("binding {other:?}: expected jsonrpc or rest")),
+    }
+}
+
+impl Config {
+    pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
+        let config: Config = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        for (i, a) in config.agent.iter().enumerate() {
+            let where_ = format!("{}: [[agent]] #{} ({})", path.display(), i + 1, a.url);
+            if let Some(b) = &a.binding {
+                parse_binding(b).map_err(|e| format!("{where_}: {e}"))?;
+            }
+            if a.poll_interval.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
+                return Err(format!("{where_}: poll_interval must be a positive number of seconds"));
+            }
+            let sources = [a.token.is_some(), a.token_env.is_some(), a.token_command.is_some()];
+            if sources.iter().filter(|s| **s).count() > 1 {
+                return Err(format!("{where_}: give one of token, token_env, token_command"));
+            }
+        }
+        Ok(config)
+    }
+
+    /// Reads the file at `path`; a missing default file is no error, a missing chosen one is.
+    pub fn load(path: Option<&Path>) -> Result<Config, String> {
+        let (path, chosen) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => match default_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::parse(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !chosen => Ok(Config::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+}
+
+impl AgentConfig {
+    pub fn spec(&self) -> AgentSpec {
+        let mut spec = AgentSpec::new(self.url.clone());
+        spec.name = self.name.clone();
+        spec.client = ClientOptions {
+            name: self.name.clone(),
+            binding: self.binding.as_deref().and_then(|b| parse_binding(b).ok()),
+            headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            ..ClientOptions::default()
+        };
+        spec.credential = match (&self.token, &self.token_env, &self.token_command) {
+            (Some(t), _, _) => Credential::Value(t.clone()),
+            (_, Some(var), _) => Credential::Env(var.clone()),
+            (_, _, Some(cmd)) => Credential::Command(cmd.clone()),
+            _ => Credential::Default,
+        };
+        if let Some(p) = self.poll_interval {
+            spec.poll_interval = Duration::from_secs_f64(p);
+        }
+        spec.tasks = self.tasks.clone();
+        spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_example_parses() {
+        let text = include_str!("../assets/config.example.toml");
+        let c = Config::parse(text, Path::new("assets/config.example.toml")).unwrap();
+        assert!(!c.agent.is_empty());
+        let spec = c.agent[0].spec();
+        assert!(!spec.url.is_empty());
+    }
+
+    #[test]
+    fn mistakes_name_the_file_line_and_field() {
+        let text = "[[agent]]\nurl = \"http://h\"\ntokn_env = \"X\"\n";
+        let err = Config::parse(text, Path::new("/tmp/c.toml")).unwrap_err();
+        assert!(
+            err.contains("/tmp/c.toml") && err.contains("line 3") && err.contains("tokn_env"),
+            "{err}"
+        );
+        let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"grpc\"\n", Path::new("c.toml")).unwrap_err();
+        assert!(err.contains("expected jsonrpc or rest"), "{err}");
+        let err = Config::parse(
+            "[[agent]]\nurl = \"h\"\ntoken = \"a\"\ntoken_env = \"B\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert!(err.contains("one of token"), "{err}");
+        let err = Config::parse("theme = 3", Path::new("c.toml")).unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn credentials_come_from_one_source() {
+        let c = Config::parse(
+            "[[agent]]\nurl = \"h\"\ntoken_command = \"gh auth token\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        assert!(matches!(c.agent[0].spec().credential, Credential::Command(ref cmd) if cmd == "gh auth token"));
+        let c = Config::parse("[[agent]]\nurl = \"h\"\ntoken = \"s3cret\"\n", Path::new("c")).unwrap();
+        assert!(
+            !format!("{:?}", c.agent[0].spec()).contains("s3cret"),
+            "tokens never reach Debug output"
+        );
+        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn a_missing_chosen_file_is_an_error() {
+        assert!(Config::load(Some(Path::new("/nonexistent/a2a-watch.toml"))).is_err());
+    }
+}

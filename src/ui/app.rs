@@ -1,0 +1,281 @@
+//! The dashboard's state: the store, the view over it, the selection, the overlays. Key presses
+//! arrive here as actions; rendering (`view`) only reads this.
+
+use jiff::Timestamp;
+
+use super::keys::{Action, KeyMap};
+use super::theme::Theme;
+use crate::a2a::TaskState;
+use crate::store::query::{Filter, ViewSpec};
+use crate::store::{Store, TaskEntry, TaskKey};
+
+/// What sits on top of the main screen; the top one gets the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    Help,
+    /// The detail pane of one task, scrolled by `scroll` lines.
+    Detail {
+        key: TaskKey,
+        scroll: usize,
+    },
+    /// The filter being typed.
+    Filter {
+        input: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tasks,
+    Approvals,
+}
+
+pub struct App {
+    pub store: Store,
+    pub spec: ViewSpec,
+    pub keys: KeyMap,
+    pub theme: Theme,
+    /// The selected task; the selection follows the task, not the row number.
+    pub selected: Option<TaskKey>,
+    /// First visible row of the table.
+    pub offset: usize,
+    /// Rows the table shows at once (set from the layout before each draw).
+    pub page: usize,
+    pub overlays: Vec<Overlay>,
+    pub focus: Focus,
+    pub approval: usize,
+    /// When frozen: the rows as they were, and the store version at the time.
+    pub frozen: Option<(Vec<TaskKey>, u64)>,
+    /// The time the view is drawn at; set by the loop, fixed in tests.
+    pub now: Timestamp,
+    pub quit: bool,
+    rows: Vec<TaskKey>,
+    rows_at: Option<(u64, ViewSpec)>,
+}
+
+impl App {
+    pub fn new(store: Store, keys: KeyMap, theme: Theme) -> App {
+        App {
+            store,
+            spec: ViewSpec::default(),
+            keys,
+            theme,
+            selected: None,
+            offset: 0,
+            page: 10,
+            overlays: Vec::new(),
+            focus: Focus::Tasks,
+            approval: 0,
+            frozen: None,
+            now: Timestamp::now(),
+            quit: false,
+            rows: Vec::new(),
+            rows_at: None,
+        }
+    }
+
+    /// Recomputes the rows when the store or the view changed; cheap otherwise.
+    pub fn refresh(&mut self) {
+        let current = (self.store.version(), self.spec.clone());
+        if self.rows_at.as_ref() != Some(&current) {
+            self.rows = self.store.rows(&self.spec);
+            self.rows_at = Some(current);
+        }
+        if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
+            self.selected = self.rows().first().cloned();
+        }
+        self.keep_selection_visible();
+    }
+
+    /// The rows on screen: the frozen ones while frozen.
+    pub fn rows(&self) -> &[TaskKey] {
+        match &self.frozen {
+            Some((rows, _)) => rows,
+            None => &self.rows,
+        }
+    }
+
+    /// Tasks that appeared since the table was frozen.
+    pub fn new_since_freeze(&self) -> usize {
+        match &self.frozen {
+            Some((_, at)) => self.store.tasks().filter(|t| t.first_seen > *at).count(),
+            None => 0,
+        }
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let key = self.selected.as_ref()?;
+        self.rows().iter().position(|k| k == key)
+    }
+
+    pub fn selected_task(&self) -> Option<&TaskEntry> {
+        self.selected.as_ref().and_then(|k| self.store.task(k))
+    }
+
+    /// AUTH_REQUIRED tasks, oldest first: the approvals pane.
+    pub fn approvals(&self) -> Vec<&TaskEntry> {
+        self.store
+            .interrupts()
+            .into_iter()
+            .filter(|t| *t.state() == TaskState::AuthRequired)
+            .collect()
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let len = self.rows().len();
+        let page = self.page.max(1);
+        match self.selected_index() {
+            Some(i) if i < self.offset => self.offset = i,
+            Some(i) if i >= self.offset + page => self.offset = i + 1 - page,
+            _ => {}
+        }
+        self.offset = self.offset.min(len.saturating_sub(page));
+    }
+
+    fn select_index(&mut self, i: usize) {
+        if let Some(k) = self.rows().get(i).cloned() {
+            self.selected = Some(k);
+        }
+        self.keep_selection_visible();
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let len = self.rows().len();
+        if len == 0 {
+            return;
+        }
+        let current = self.selected_index().unwrap_or(0) as isize;
+        self.select_index((current + delta).clamp(0, len as isize - 1) as usize);
+    }
+
+    /// Selects the row at a screen position inside the table body (mouse click).
+    pub fn click_row(&mut self, visible_row: usize) {
+        self.select_index(self.offset + visible_row);
+    }
+
+    /// A typed character or edit while the filter box is open. Returns false if it was no edit.
+    pub fn edit_filter(&mut self, edit: FilterEdit) -> bool {
+        let Some(Overlay::Filter { input }) = self.overlays.last_mut() else {
+            return false;
+        };
+        match edit {
+            FilterEdit::Char(c) => input.push(c),
+            FilterEdit::Backspace => {
+                input.pop();
+            }
+        }
+        self.spec.filter = Filter::parse(input);
+        true
+    }
+
+    pub fn handle(&mut self, action: Action) {
+        match self.overlays.last().cloned() {
+            Some(Overlay::Help) => match action {
+                Action::Quit => self.quit = true,
+                _ => {
+                    self.overlays.pop();
+                }
+            },
+            Some(Overlay::Detail { key, scroll }) => {
+                let scroll = match action {
+                    Action::Up => scroll.saturating_sub(1),
+                    Action::Down => scroll + 1,
+                    Action::PageUp => scroll.saturating_sub(self.page.max(1)),
+                    Action::PageDown => scroll + self.page.max(1),
+                    Action::Top => 0,
+                    Action::Bottom => usize::MAX / 2,
+                    Action::Quit => {
+                        self.quit = true;
+                        scroll
+                    }
+                    Action::Help => {
+                        self.overlays.push(Overlay::Help);
+                        return;
+                    }
+                    _ => {
+                        self.overlays.pop();
+                        return;
+                    }
+                };
+                if let Some(top) = self.overlays.last_mut() {
+                    *top = Overlay::Detail { key, scroll };
+                }
+            }
+            Some(Overlay::Filter { .. }) => match action {
+                // Enter keeps the filter, Esc drops it.
+                Action::Details => {
+                    self.overlays.pop();
+                }
+                Action::Back => {
+                    self.overlays.pop();
+                    self.spec.filter = Filter::default();
+                }
+                _ => {}
+            },
+            None => self.handle_main(action),
+        }
+    }
+
+    fn handle_main(&mut self, action: Action) {
+        let approvals = self.approvals().len();
+        let in_approvals = self.focus == Focus::Approvals && approvals > 0;
+        match action {
+            Action::Quit => self.quit = true,
+            Action::Help => self.overlays.push(Overlay::Help),
+            Action::Up if in_approvals => self.approval = self.approval.saturating_sub(1),
+            Action::Down if in_approvals => self.approval = (self.approval + 1).min(approvals - 1),
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-(self.page.max(1) as isize)),
+            Action::PageDown => self.move_by(self.page.max(1) as isize),
+            Action::Top => self.select_index(0),
+            Action::Bottom => self.select_index(self.rows().len().saturating_sub(1)),
+            Action::Details => {
+                let key = if in_approvals {
+                    self.approvals().get(self.approval).map(|t| t.key.clone())
+                } else {
+                    self.selected.clone()
+                };
+                if let Some(key) = key {
+                    self.overlays.push(Overlay::Detail { key, scroll: 0 });
+                }
+            }
+            Action::Back => {
+                if self.frozen.is_some() {
+                    self.frozen = None;
+                } else if !self.spec.filter.is_empty() {
+                    self.spec.filter = Filter::default();
+                }
+            }
+            Action::Filter => self.overlays.push(Overlay::Filter {
+                input: self.spec.filter.text().to_string(),
+            }),
+            Action::Sort => self.spec.sort = self.spec.sort.next(),
+            Action::ToggleTerminal => self.spec.hide_terminal = !self.spec.hide_terminal,
+            Action::Freeze => {
+                self.frozen = match self.frozen.take() {
+                    Some(_) => None,
+                    None => Some((self.rows.clone(), self.store.version())),
+                };
+            }
+            Action::FocusNext => {
+                self.focus = match self.focus {
+                    Focus::Tasks if approvals > 0 => Focus::Approvals,
+                    _ => Focus::Tasks,
+                };
+            }
+            Action::None => {}
+        }
+        self.approval = self.approval.min(approvals.saturating_sub(1));
+        self.refresh();
+    }
+
+    pub fn sort_label(&self) -> &'static str {
+        self.spec.sort.label()
+    }
+}
+
+pub enum FilterEdit {
+    Char(char),
+    Backspace,
+}
