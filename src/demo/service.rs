@@ -1,7 +1,8 @@
 //! The A2A operations of one demo agent, binding-neutral: the JSON-RPC and HTTP+JSON adapters
 //! decode a request into a `Call` and encode the `Reply`. Also plays scenario turns with pacing.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
@@ -45,6 +46,9 @@ pub struct Agent {
     store: Store,
     step: Duration,
     shutdown: Shutdown,
+    /// Tasks whose streams the server cuts after each WORKING, subscriptions included, so
+    /// clients can prove they resume (the `drop` trigger).
+    dropping: Mutex<HashSet<String>>,
 }
 
 /// How a SendMessage was taken, for the caller that waits or streams.
@@ -67,6 +71,7 @@ impl Agent {
             store: Store::default(),
             step,
             shutdown,
+            dropping: Mutex::default(),
         }
     }
 
@@ -134,7 +139,15 @@ impl Agent {
     /// The snapshot, then every later event until the task ends (spec §3.1.6).
     fn subscribe(&self, task_id: &str) -> ApiResult<EventStream> {
         let (task, subscription) = self.store.subscribe(task_id)?;
-        let live = subscription.into_stream(self.shutdown.clone());
+        let mut live = subscription.into_stream(self.shutdown.clone());
+        if self
+            .dropping
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(task_id)
+        {
+            live = through_first(live, |e| status_of(e) == Some(&TaskState::Working));
+        }
         Ok(stream::iter([StreamResponse::Task(task)]).chain(live).boxed())
     }
 
@@ -172,6 +185,12 @@ impl Agent {
                 turn,
             } => {
                 let drops_stream = turn.drops_stream;
+                if drops_stream {
+                    self.dropping
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(task.id.clone());
+                }
                 self.play(task.id.clone(), turn);
                 Ok(Admitted::Playing {
                     task,

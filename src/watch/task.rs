@@ -71,7 +71,7 @@ impl TaskWatch {
         loop {
             if !polling {
                 match self.stream_once().await {
-                    Ok(delivered) => failures = if delivered { 0 } else { failures + 1 },
+                    Ok(progressed) => failures = if progressed { 0 } else { failures + 1 },
                     Err(e) if e.is_kind(ErrorKind::TaskNotFound) => {
                         self.error(&e).await;
                         return self.id;
@@ -90,6 +90,9 @@ impl TaskWatch {
             let next = self.check().await;
             match next {
                 Next::Stop => return self.id,
+                // A stream that carried the task forward is picked up again at once; one that
+                // failed or only repeated the snapshot waits longer each time.
+                Next::Resubscribe if !polling && failures == 0 => {}
                 Next::Resubscribe if !polling && failures < MAX_FAILURES => {
                     tokio::time::sleep(backoff(failures, self.max_backoff)).await;
                 }
@@ -109,22 +112,22 @@ impl TaskWatch {
         }
     }
 
-    /// One subscription, read to its end. Ok(true) if it delivered events.
+    /// One subscription, read to its end. Ok(true) if it carried events past the snapshot.
     async fn stream_once(&self) -> Result<bool, Error> {
         let mut stream = self.client.subscribe(&self.id).await?;
         self.mode(WatchMode::Streaming).await;
-        let mut delivered = false;
+        let mut delivered = 0usize;
         while let Some(item) = stream.next().await {
             match item {
                 Ok(event) => {
-                    delivered = true;
+                    delivered += 1;
                     let ev = Event::Update {
                         agent: self.agent,
                         event,
                         seen: Timestamp::now(),
                     };
                     if !self.send(ev).await {
-                        return Ok(delivered);
+                        return Ok(delivered > 1);
                     }
                 }
                 // An error frame ends this stream, not the task (a2a-js closes an old stream
@@ -139,7 +142,7 @@ impl TaskWatch {
                 }
             }
         }
-        Ok(delivered)
+        Ok(delivered > 1)
     }
 
     /// GetTask after a close: the truth, and what to do next.

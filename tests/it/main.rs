@@ -1,7 +1,9 @@
+mod engine;
 mod cli;
 mod demo_client;
 mod demo_wire;
 mod golden;
 mod peers;
 mod scenarios;
+mod sdk_js;
 mod sdk_python;
