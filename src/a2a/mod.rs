@@ -6,6 +6,7 @@ pub mod card;
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod interactions;
 mod lenient;
 pub mod sse;
 pub mod state;

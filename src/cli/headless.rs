@@ -56,6 +56,7 @@ fn event_kind(ev: &Event) -> &'static str {
         },
         Event::TaskError { .. } => "error",
         Event::Watching { .. } => "watching",
+        Event::Action { .. } => "action",
         Event::Info { .. } => "info",
         Event::Health { .. } => "agent",
     }
@@ -87,6 +88,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
         let kind = event_kind(&ev);
         let line = match store.apply(ev) {
             Change::Nothing => None,
+            Change::Action(_) => None,
             // The card's details ride along on the next health line.
             Change::Agent(_) if kind == "info" => None,
             Change::Agent(id) => {

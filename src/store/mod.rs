@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use crate::watch::event::{AgentId, AgentInfo, Event, Health, WatchMode};
+use crate::watch::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// A task is known by its agent and its id (ids are only unique per agent).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -111,6 +111,7 @@ pub enum Change {
     Task(TaskKey),
     /// The task's state moved (a new timeline entry).
     State(TaskKey),
+    Action(ActionId),
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +133,8 @@ impl Default for Limits {
 pub struct Store {
     pub agents: Vec<AgentEntry>,
     tasks: HashMap<TaskKey, TaskEntry>,
+    /// What became of the actions the user took, by id.
+    actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
     pub limits: Limits,
     /// Bumped on every change; views cache on it.
     version: u64,
@@ -165,6 +168,10 @@ impl Store {
 
     pub fn tasks(&self) -> impl Iterator<Item = &TaskEntry> {
         self.tasks.values()
+    }
+
+    pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
+        self.actions.get(&id).map(|(_, outcome)| outcome)
     }
 
     pub fn len(&self) -> usize {
@@ -250,6 +257,10 @@ impl Store {
                     }
                     _ => Change::Nothing,
                 }
+            }
+            Event::Action { agent, action, outcome } => {
+                self.actions.insert(action, (agent, outcome));
+                Change::Action(action)
             }
         };
         if change != Change::Nothing {

@@ -355,3 +355,16 @@ fn views_sort_and_filter() {
     assert_eq!(f("production"), ["prod"]);
     assert_eq!(f("state:terminal !rejected"), ["old"]);
 }
+
+#[test]
+fn action_outcomes_are_kept_by_id() {
+    use crate::watch::event::ActionOutcome;
+    let mut s = store();
+    assert_eq!(s.action(7), None);
+    let failed = ActionOutcome::Failed { message: "deployer: cannot connect".into() };
+    assert_eq!(s.apply(Event::Action { agent: 1, action: 7, outcome: failed.clone() }), Change::Action(7));
+    assert_eq!(s.action(7), Some(&failed));
+    let done = ActionOutcome::Done { task: Some("t9".into()) };
+    s.apply(Event::Action { agent: 1, action: 7, outcome: done.clone() });
+    assert_eq!(s.action(7), Some(&done), "a retry's outcome replaces the failure");
+}

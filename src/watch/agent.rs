@@ -10,11 +10,13 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::event::{AgentId, AgentInfo, Event, Health};
+use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
 use super::task::TaskWatch;
 use super::{AgentSpec, Command, Credential, WatchOptions, backoff};
 use crate::a2a::auth::Secret;
-use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, Task};
+use crate::a2a::{
+    Client, Error, ListTasksRequest, ProtocolVersion, SendMessageConfiguration, SendMessageRequest, StreamResponse, Task,
+};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
@@ -25,6 +27,8 @@ pub(crate) struct AgentWatcher {
     opts: WatchOptions,
     events: mpsc::Sender<Event>,
     http: Option<reqwest::Client>,
+    /// Our own command channel, so an action can ask for its task to be watched.
+    myself: mpsc::Sender<Command>,
 }
 
 /// What the agent's loop keeps between listings.
@@ -32,6 +36,8 @@ struct Watched {
     live: HashSet<String>,
     queued: VecDeque<String>,
     watchers: JoinSet<String>,
+    /// Sends and cancels under way; they never block the loop.
+    actions: JoinSet<()>,
 }
 
 impl AgentWatcher {
@@ -41,6 +47,7 @@ impl AgentWatcher {
         opts: WatchOptions,
         events: mpsc::Sender<Event>,
         http: Option<reqwest::Client>,
+        myself: mpsc::Sender<Command>,
     ) -> AgentWatcher {
         AgentWatcher {
             id,
@@ -48,6 +55,7 @@ impl AgentWatcher {
             opts,
             events,
             http,
+            myself,
         }
     }
 
@@ -146,6 +154,13 @@ impl AgentWatcher {
                             () = &mut pause => break,
                             cmd = commands.recv() => match cmd {
                                 Some(Command::Watch(id)) => wanted.push(id),
+                                Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
+                                    let message = format!("{} is not connected yet; try again once it is", self.spec.label());
+                                    let outcome = ActionOutcome::Failed { message };
+                                    if !self.send(Event::Action { agent: self.id, action, outcome }).await {
+                                        return;
+                                    }
+                                }
                                 None => return,
                             },
                         }
@@ -179,6 +194,7 @@ impl AgentWatcher {
             live: HashSet::new(),
             queued: VecDeque::new(),
             watchers: JoinSet::new(),
+            actions: JoinSet::new(),
         };
         for id in wanted {
             self.want(&client, &mut watched, id);
@@ -222,8 +238,15 @@ impl AgentWatcher {
                 }
                 cmd = commands.recv() => match cmd {
                     Some(Command::Watch(id)) => self.want(&client, &mut watched, id),
+                    Some(Command::Send { action, request }) => {
+                        watched.actions.spawn(self.act(client.clone()).send(action, request));
+                    }
+                    Some(Command::Cancel { action, task }) => {
+                        watched.actions.spawn(self.act(client.clone()).cancel(action, task));
+                    }
                     None => return,
                 },
+                Some(_) = watched.actions.join_next() => {}
                 Some(done) = watched.watchers.join_next() => {
                     if let Ok(id) = done {
                         watched.live.remove(&id);
@@ -248,6 +271,10 @@ impl AgentWatcher {
         client.list_all_tasks(&req).await
     }
 
+    fn act(&self, client: Arc<Client>) -> Act {
+        Act { agent: self.id, client, events: self.events.clone(), myself: self.myself.clone() }
+    }
+
     fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
         if watched.live.contains(&id) || watched.queued.contains(&id) {
             return;
@@ -270,5 +297,77 @@ impl AgentWatcher {
             max_backoff: self.opts.max_backoff,
         };
         watched.watchers.spawn(watch.run());
+    }
+}
+
+/// One action under way: a send or a cancel, on its own task so the agent's loop goes on.
+struct Act {
+    agent: AgentId,
+    client: Arc<Client>,
+    events: mpsc::Sender<Event>,
+    myself: mpsc::Sender<Command>,
+}
+
+impl Act {
+    async fn outcome(&self, action: ActionId, outcome: ActionOutcome) {
+        let _ = self.events.send(Event::Action { agent: self.agent, action, outcome }).await;
+    }
+
+    async fn update(&self, event: StreamResponse) -> bool {
+        self.events.send(Event::Update { agent: self.agent, event, seen: Timestamp::now() }).await.is_ok()
+    }
+
+    /// Streams the message where the agent streams (its events flow into the store as they come),
+    /// sends it without waiting otherwise; then the task is watched like any other.
+    async fn send(self, action: ActionId, mut request: SendMessageRequest) {
+        let task = if self.client.streams() {
+            let mut stream = match self.client.send_streaming_message(&request).await {
+                Ok(s) => s,
+                Err(e) => return self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+            };
+            let mut task = None;
+            let mut told = false;
+            use futures::StreamExt;
+            while let Some(item) = stream.next().await {
+                let Ok(event) = item else { break };
+                task = task.or_else(|| event.task_id().filter(|t| !t.is_empty()).map(str::to_string));
+                if !told {
+                    told = true;
+                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+                }
+                if !self.update(event).await {
+                    return;
+                }
+            }
+            if !told {
+                self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+            }
+            task
+        } else {
+            request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
+            match self.client.send_message(&request).await {
+                Ok(result) => {
+                    let task = result.task_id().map(str::to_string);
+                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+                    self.update(result).await;
+                    task
+                }
+                Err(e) => return self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+            }
+        };
+        // The stream may close at any state (first seed): the watcher takes the task from here.
+        if let Some(task) = task {
+            let _ = self.myself.send(Command::Watch(task)).await;
+        }
+    }
+
+    async fn cancel(self, action: ActionId, task: String) {
+        match self.client.cancel_task(&task).await {
+            Ok(t) => {
+                self.outcome(action, ActionOutcome::Done { task: Some(t.id.clone()) }).await;
+                self.update(StreamResponse::Task(t)).await;
+            }
+            Err(e) => self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+        }
     }
 }

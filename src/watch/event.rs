@@ -74,6 +74,18 @@ pub enum WatchMode {
     Done,
 }
 
+/// Names one thing the user asked for (an answer, a cancel, a new task), so its outcome can be
+/// shown where it was asked.
+pub type ActionId = u64;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ActionOutcome {
+    /// The agent took it; `task` is the task it concerns (new tasks learn their id here).
+    Done { task: Option<String> },
+    /// Not delivered, or refused; the message says why, in words for a person.
+    Failed { message: String },
+}
+
 #[derive(Debug, Clone)]
 pub enum Event {
     Info {
@@ -106,5 +118,11 @@ pub enum Event {
         agent: AgentId,
         task: String,
         message: String,
+    },
+    /// What became of an action.
+    Action {
+        agent: AgentId,
+        action: ActionId,
+        outcome: ActionOutcome,
     },
 }

@@ -11,9 +11,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::a2a::ClientOptions;
+use crate::a2a::{ClientOptions, SendMessageRequest};
 use crate::a2a::auth::Secret;
-pub use event::{AgentId, AgentInfo, Event, Health, WatchMode};
+pub use event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
 /// `token_command` shows on the agent's row instead of stopping the dashboard.
@@ -80,10 +80,14 @@ impl Default for WatchOptions {
 }
 
 /// Requests from the front end to one agent's task.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Command {
     /// Watch this task (one the dashboard started, or one given by id).
     Watch(String),
+    /// Send a message: a new task, or an answer on a task. Its events flow into the store; the
+    /// outcome comes back as `Event::Action`.
+    Send { action: ActionId, request: SendMessageRequest },
+    Cancel { action: ActionId, task: String },
 }
 
 /// The running engine; dropping it stops every agent task.
@@ -99,17 +103,17 @@ impl Engine {
         let mut commands = Vec::new();
         for (id, spec) in specs.into_iter().enumerate() {
             let (tx, rx) = mpsc::channel(64);
-            commands.push(tx);
-            let watcher = agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone());
+            commands.push(tx.clone());
+            let watcher = agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone(), tx);
             tasks.spawn(watcher.run(rx));
         }
         Engine { commands, tasks }
     }
 
-    /// Asks an agent to watch a task; false if the agent's task is gone.
-    pub async fn watch(&self, agent: AgentId, task: String) -> bool {
+    /// Hands a command to one agent's task; false if that agent is gone.
+    pub async fn command(&self, agent: AgentId, command: Command) -> bool {
         match self.commands.get(agent) {
-            Some(tx) => tx.send(Command::Watch(task)).await.is_ok(),
+            Some(tx) => tx.send(command).await.is_ok(),
             None => false,
         }
     }
