@@ -14,9 +14,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::a2a::auth::Secret;
+use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{
     Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageConfiguration,
-    SendMessageRequest, StreamResponse, TaskState,
+    SendMessageRequest, StreamResponse, Task, TaskState,
 };
 use crate::config::Config;
 use crate::demo;
@@ -123,10 +124,29 @@ pub enum Command {
         no_wait: bool,
     },
     /// Answer a task waiting in INPUT_REQUIRED, on the same task and context.
+    /// With --approve, --deny, --connected or --value, answers the task's interactions/v1
+    /// interaction (an approval, a connection request, a question) instead.
     Reply {
         url: String,
         task_id: String,
-        text: String,
+        /// The answer, as text (needed unless an interaction flag is given).
+        #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
+        text: Option<String>,
+        /// Approve the held tool call (interactions/v1 approval).
+        #[arg(long, group = "interaction")]
+        approve: bool,
+        /// Deny the held tool call (interactions/v1 approval).
+        #[arg(long, group = "interaction")]
+        deny: bool,
+        /// Answer a connection request: true once the app is connected, false to decline.
+        #[arg(long, group = "interaction", value_name = "true|false")]
+        connected: Option<bool>,
+        /// Answer a question with a JSON value (text that is not JSON is sent as text).
+        #[arg(long, group = "interaction", value_name = "JSON")]
+        value: Option<String>,
+        /// The answer's messageId, its idempotency key: reuse it to retry without answering twice.
+        #[arg(long)]
+        message_id: Option<String>,
         /// Stream the events that follow the answer as NDJSON.
         #[arg(long)]
         follow: bool,
@@ -285,21 +305,24 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             url,
             task_id,
             text,
+            approve,
+            deny,
+            connected,
+            value,
+            message_id,
             follow,
             force,
         } => {
             let client = conn.connect(&url).await?;
             let task = client.get_task(&task_id, Some(0)).await?;
-            if !force && task.status.state != TaskState::InputRequired {
-                return Err(Error::Usage(format!(
-                    "task {task_id} is {}, not waiting for input; nothing sent (--force sends anyway)",
-                    task.status.state
-                )));
-            }
-            // Same taskId and contextId, fresh messageId (spec section 3.4.3).
-            let mut message = Message::user(vec![Part::text(text)]);
-            message.task_id = Some(task.id.clone());
-            message.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+            let answer = match (approve, deny, connected, value) {
+                (true, _, _, _) => Some(Answer::Approved(true)),
+                (_, true, _, _) => Some(Answer::Approved(false)),
+                (_, _, Some(c), _) => Some(Answer::Connected(c)),
+                (_, _, _, Some(v)) => Some(Answer::Value(v)),
+                _ => None,
+            };
+            let message = reply_message(&task, text, answer, message_id, force)?;
             deliver(
                 &client,
                 &SendMessageRequest {
@@ -375,6 +398,45 @@ fn parse_state(s: &str) -> Result<TaskState, Error> {
         ))),
         state => Ok(state),
     }
+}
+
+/// The answer to an interrupted task: text on the same task and context (spec section 3.4.3),
+/// or an interactions/v1 answer. A task that is no longer waiting is not answered.
+fn reply_message(
+    task: &Task,
+    text: Option<String>,
+    answer: Option<Answer>,
+    message_id: Option<String>,
+    force: bool,
+) -> Result<Message, Error> {
+    let message_id = message_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let state = &task.status.state;
+    let Some(answer) = answer else {
+        if !force && *state != TaskState::InputRequired {
+            return Err(Error::Usage(format!(
+                "task {} is {state}, not waiting for input; nothing sent (--force sends anyway)",
+                task.id
+            )));
+        }
+        let mut message = Message::user(vec![Part::text(text.unwrap_or_default())]);
+        message.message_id = message_id;
+        message.task_id = Some(task.id.clone());
+        message.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+        return Ok(message);
+    };
+    let interaction = task.status.message.as_ref().and_then(Interaction::of).ok_or_else(|| {
+        Error::Usage(format!(
+            "task {} ({state}) has no open interactions/v1 interaction; nothing sent",
+            task.id
+        ))
+    })?;
+    if !force && !state.is_interrupted() {
+        return Err(Error::Usage(format!(
+            "task {} is {state}, no longer waiting; nothing sent",
+            task.id
+        )));
+    }
+    Ok(interactions::answer(task, &interaction, &answer, &message_id))
 }
 
 /// Sends a message and prints what comes back: one line, or every event with `follow`.

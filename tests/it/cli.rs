@@ -134,3 +134,52 @@ async fn card_and_get_print_for_people_and_for_scripts() {
     assert_eq!(lines(&canceled)[0]["state"], "CANCELED");
     agents.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interactions_are_answered_from_the_command_line() {
+    let agents = start_demo().await;
+    let url = agents.url("assistant");
+    let state = |out: &Output| lines(out).pop().map(|l| l["state"].as_str().unwrap_or("").to_string());
+    let asked = run(&["send", url, "open a pull request", "--follow"], &[]).await;
+    let task = lines(&asked).pop().unwrap()["task"].as_str().unwrap().to_string();
+    assert_eq!(state(&asked).as_deref(), Some("INPUT_REQUIRED"));
+    let answered = run(&["reply", url, &task, "--value", "\"a2a-watch\"", "--follow"], &[]).await;
+    assert_eq!(
+        state(&answered).as_deref(),
+        Some("AUTH_REQUIRED"),
+        "{}",
+        stderr(&answered)
+    );
+    // Text never approves (third seed): the agent refuses it, and the task keeps waiting.
+    let text = run(&["reply", url, &task, "yes", "--force"], &[]).await;
+    assert_eq!(text.status.code(), Some(1));
+    assert!(stderr(&text).contains("UnsupportedOperation"), "{}", stderr(&text));
+    let approved = run(
+        &["reply", url, &task, "--approve", "--message-id", "answer-1", "--follow"],
+        &[],
+    )
+    .await;
+    assert_eq!(
+        state(&approved).as_deref(),
+        Some("AUTH_REQUIRED"),
+        "the connection request follows"
+    );
+    // The same messageId again answers once: nothing moves on.
+    let retried = run(&["reply", url, &task, "--approve", "--message-id", "answer-1"], &[]).await;
+    assert_eq!(
+        state(&retried).as_deref(),
+        Some("AUTH_REQUIRED"),
+        "{}",
+        stderr(&retried)
+    );
+    let connected = run(&["reply", url, &task, "--connected", "true", "--follow"], &[]).await;
+    assert_eq!(
+        state(&connected).as_deref(),
+        Some("COMPLETED"),
+        "{}",
+        stderr(&connected)
+    );
+    let no_more = run(&["reply", url, &task, "--deny"], &[]).await;
+    assert_eq!(no_more.status.code(), Some(2), "a finished task is not answered");
+    agents.shutdown().await;
+}
