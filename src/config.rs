@@ -31,6 +31,12 @@ pub struct Config {
     /// History messages kept per task.
     pub history_limit: Option<usize>,
     pub log_file: Option<PathBuf>,
+    /// Open the input box by itself when a question arrives (default true).
+    pub auto_popup: Option<bool>,
+    /// Ring the terminal bell when a task becomes interrupted or fails (default true).
+    pub bell: Option<bool>,
+    /// Send an OSC 9 / OSC 777 desktop notification then (default true).
+    pub desktop_notifications: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -13,6 +13,7 @@ use crate::store::{Limits, Store};
 use crate::ui;
 use crate::ui::app::App;
 use crate::ui::keys::KeyMap;
+use crate::ui::steer::{Prefs, Steer};
 use crate::ui::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -61,6 +62,15 @@ pub fn theme(screen: &ScreenArgs, config: &Config) -> Result<Theme, Error> {
     Ok(if no_color { Theme::blank() } else { theme })
 }
 
+fn prefs(config: &Config) -> Prefs {
+    let d = Prefs::default();
+    Prefs {
+        auto_popup: config.auto_popup.unwrap_or(d.auto_popup),
+        bell: config.bell.unwrap_or(d.bell),
+        desktop: config.desktop_notifications.unwrap_or(d.desktop),
+    }
+}
+
 /// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
     let theme = theme(screen, config)?;
@@ -78,7 +88,18 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
         headless::run(store, rx, screen.until).await;
         Ok(())
     } else {
-        ui::run(App::new(store, keys, theme), rx).await.map_err(|e| Error::Io {
+        let (commands, mut outbox) = mpsc::channel(64);
+        let engine = &engine;
+        let forward = async move {
+            while let Some((agent, command)) = outbox.recv().await {
+                engine.command(agent, command).await;
+            }
+        };
+        let mut app = App::new(store, keys, theme);
+        app.steer = Steer::new(prefs(config));
+        // The forwarder ends when the dashboard drops its sender.
+        let (result, ()) = tokio::join!(ui::run(app, rx, commands), forward);
+        result.map_err(|e| Error::Io {
             path: "the terminal".into(),
             source: e,
         })

@@ -2,8 +2,10 @@
 //! arrive here as actions; rendering (`view`) only reads this.
 
 use jiff::Timestamp;
+use jiff::tz::TimeZone;
 
 use super::keys::{Action, KeyMap};
+use super::steer::Steer;
 use super::theme::Theme;
 use crate::a2a::TaskState;
 use crate::store::query::{Filter, ViewSpec};
@@ -48,7 +50,11 @@ pub struct App {
     pub frozen: Option<(Vec<TaskKey>, u64)>,
     /// The time the view is drawn at; set by the loop, fixed in tests.
     pub now: Timestamp,
+    /// The zone wall-clock times are shown in: the system's, fixed in tests.
+    pub tz: TimeZone,
     pub quit: bool,
+    /// Answers, approvals, cancels, new tasks: what the user asked of the agents.
+    pub steer: Steer,
     rows: Vec<TaskKey>,
     rows_at: Option<(u64, ViewSpec)>,
 }
@@ -68,7 +74,9 @@ impl App {
             approval: 0,
             frozen: None,
             now: Timestamp::now(),
+            tz: TimeZone::system(),
             quit: false,
+            steer: Steer::default(),
             rows: Vec::new(),
             rows_at: None,
         }
@@ -264,6 +272,14 @@ impl App {
                     _ => Focus::Tasks,
                 };
             }
+            Action::Inbox => self.steer.inbox = Some(0),
+            Action::Reply => self.reply_to_selected(),
+            Action::Approve => self.ask_approval(true),
+            Action::Deny => self.ask_approval(false),
+            Action::OpenLink => self.link_effect(true),
+            Action::CopyLink => self.link_effect(false),
+            Action::Cancel => self.ask_cancel(),
+            Action::NewTask => self.open_new_task(),
             Action::None => {}
         }
         self.approval = self.approval.min(approvals.saturating_sub(1));

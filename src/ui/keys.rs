@@ -25,13 +25,25 @@ pub enum Action {
     ToggleTerminal,
     Freeze,
     FocusNext,
+    /// Every task waiting on a person, oldest first.
+    Inbox,
+    /// Answer the selected task (it must be waiting).
+    Reply,
+    Cancel,
+    NewTask,
+    /// interactions/v1: approve the held call (a connection request asks "connected?").
+    Approve,
+    Deny,
+    /// The selected approval's link: open in the browser, or copy (OSC 52 and the clipboard).
+    OpenLink,
+    CopyLink,
     /// Does nothing: lets a config unbind a default key.
     None,
 }
 
 impl Action {
     /// What the help overlay says, in the order it lists them.
-    pub const HELP: [(Action, &'static str); 15] = [
+    pub const HELP: [(Action, &'static str); 23] = [
         (Action::Up, "move up"),
         (Action::Down, "move down"),
         (Action::PageUp, "page up"),
@@ -45,6 +57,14 @@ impl Action {
         (Action::ToggleTerminal, "hide or show finished tasks"),
         (Action::Freeze, "freeze the table (new rows are counted)"),
         (Action::FocusNext, "move between tasks and approvals"),
+        (Action::Inbox, "inbox: everything waiting on you"),
+        (Action::Reply, "answer the selected task"),
+        (Action::Approve, "approve (interactions/v1)"),
+        (Action::Deny, "deny (interactions/v1)"),
+        (Action::OpenLink, "open the approval's link in the browser"),
+        (Action::CopyLink, "copy the approval's link"),
+        (Action::Cancel, "cancel the selected task"),
+        (Action::NewTask, "start a new task"),
         (Action::Help, "this help"),
         (Action::Quit, "quit"),
     ];
@@ -199,6 +219,14 @@ impl Default for KeyMap {
                 (c('t'), Action::ToggleTerminal),
                 (c('f'), Action::Freeze),
                 (Key::plain(Tab), Action::FocusNext),
+                (c('i'), Action::Inbox),
+                (c('r'), Action::Reply),
+                (c('a'), Action::Approve),
+                (c('d'), Action::Deny),
+                (c('o'), Action::OpenLink),
+                (c('y'), Action::CopyLink),
+                (c('x'), Action::Cancel),
+                (c('n'), Action::NewTask),
             ],
         }
     }

@@ -2,12 +2,19 @@
 //! go into the store, and the screen is drawn only when something changed (at most ~30 times a
 //! second, plus a slow tick for the ages). Knows nothing of HTTP.
 
+pub mod answer;
 pub mod app;
 mod detail;
+pub mod dialogs;
+pub mod effects;
 pub mod format;
 pub mod keys;
+pub mod steer;
 pub mod theme;
 pub mod view;
+
+#[cfg(test)]
+mod tests;
 
 use std::io::{self, Stdout};
 use std::time::Duration;
@@ -26,7 +33,7 @@ use tokio::sync::mpsc;
 use app::{App, FilterEdit, Overlay};
 use keys::Action;
 
-use crate::watch::Event;
+use crate::watch::{AgentId, Command, Event};
 
 const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.
@@ -65,17 +72,37 @@ fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
 }
 
 /// Runs the dashboard until the user quits. The terminal is restored on every way out.
-pub async fn run(mut app: App, mut events: mpsc::Receiver<Event>) -> io::Result<()> {
+/// `commands` carries what the user asks for (answers, cancels, new tasks) to the engine.
+pub async fn run(
+    mut app: App,
+    mut events: mpsc::Receiver<Event>,
+    commands: mpsc::Sender<(AgentId, Command)>,
+) -> io::Result<()> {
     let mut terminal = setup_terminal()?;
-    let result = event_loop(&mut terminal, &mut app, &mut events).await;
+    let result = event_loop(&mut terminal, &mut app, &mut events, &commands).await;
     restore_terminal();
     result
+}
+
+/// Hands the app's commands to the engine and carries out its side effects.
+async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
+    for command in std::mem::take(&mut app.steer.outbox) {
+        // The engine only stops when we do; a send error means we are quitting anyway.
+        let _ = commands.send(command).await;
+    }
+    let mut out = io::stdout();
+    for effect in std::mem::take(&mut app.steer.effects) {
+        if let Err(message) = effects::perform(&effect, &mut out) {
+            app.steer.flash = Some((message, true, app.now));
+        }
+    }
 }
 
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
     events: &mut mpsc::Receiver<Event>,
+    commands: &mpsc::Sender<(AgentId, Command)>,
 ) -> io::Result<()> {
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
@@ -84,6 +111,7 @@ async fn event_loop(
     let mut engine_open = true;
     let mut last_draw = tokio::time::Instant::now() - FRAME;
     while !app.quit {
+        flush(app, commands).await;
         if dirty {
             let wait = FRAME.saturating_sub(last_draw.elapsed());
             if wait.is_zero() {
@@ -102,18 +130,22 @@ async fn event_loop(
             ev = events.recv(), if engine_open => match ev {
                 Some(ev) => {
                     // Coalesce a burst: apply everything waiting, then draw once.
-                    let mut changed = app.store.apply(ev) != crate::store::Change::Nothing;
+                    let mut changes = vec![app.store.apply(ev)];
                     for _ in 0..BATCH {
                         match events.try_recv() {
-                            Ok(ev) => changed |= app.store.apply(ev) != crate::store::Change::Nothing,
+                            Ok(ev) => changes.push(app.store.apply(ev)),
                             Err(_) => break,
                         }
                     }
-                    dirty |= changed;
+                    changes.retain(|c| *c != crate::store::Change::Nothing);
+                    if !changes.is_empty() {
+                        app.on_changes(&changes);
+                        dirty = true;
+                    }
                 }
                 None => engine_open = false,
             },
-            _ = tick.tick() => dirty |= !app.store.is_empty(),
+            _ = tick.tick() => dirty |= !app.store.is_empty() || app.steer.flash.is_some(),
             () = tokio::time::sleep_until(redraw_at), if dirty => {}
         }
     }
@@ -123,8 +155,7 @@ async fn event_loop(
 fn draw(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) -> io::Result<()> {
     app.now = jiff::Timestamp::now();
     let size = terminal.size()?;
-    app.page = view::areas(ratatui::layout::Rect::new(0, 0, size.width, size.height), app).page();
-    app.refresh();
+    view::prepare(app, ratatui::layout::Rect::new(0, 0, size.width, size.height));
     terminal.draw(|frame| view::draw(frame, app))?;
     Ok(())
 }
@@ -132,6 +163,9 @@ fn draw(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) -> io:
 /// Applies one terminal event; true if the screen may have changed.
 pub fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {
     match ev {
+        // An open box (answer, confirm, new task, inbox) takes every key.
+        TermEvent::Key(key) if key.kind != KeyEventKind::Release && app.steer.modal() => app.on_modal_key(key),
+        TermEvent::Paste(text) if app.on_paste(&text) => true,
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
             // While the filter box is open, characters are text, not commands.
             if matches!(app.overlays.last(), Some(Overlay::Filter { .. })) {

@@ -1,6 +1,8 @@
 //! Rendering: a pure function of the `App`. It reads, never changes, and its cost follows the
-//! rows on screen, not the number of tasks. Every string from an agent goes through
-//! `text::sanitize` / `one_line` before it reaches a cell.
+//! rows on screen, not the number of tasks or the size of their texts. Every string from an
+//! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
+
+use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,13 +12,21 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap}
 
 use super::app::{App, Focus, Overlay};
 use super::detail;
-use super::format::{ago, fit, short_id, waited};
+use super::format::{
+    STATE_NAME, ago, fit, head, line, links, pad, plural, short_id, state_name, waited, width, wrap,
+};
 use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
-use crate::store::Counts;
-use crate::text::one_line;
+use crate::a2a::Part;
+use crate::store::{Counts, TaskEntry};
+use crate::watch::Health;
 
-/// Where each part of the main screen goes, from the terminal size alone.
+/// Lines an agent's trouble may take on its row before it is cut.
+const HEALTH_LINES: usize = 3;
+/// Lines one link may take: links are wrapped, not cut, unless they are absurd.
+const LINK_LINES: usize = 8;
+
+/// Where each part of the main screen goes, from the terminal size and what there is to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {
     pub title: Rect,
@@ -24,7 +34,7 @@ pub struct Areas {
     pub tasks: Rect,
     pub approvals: Rect,
     pub footer: Rect,
-    /// Agents as one line of badges, approvals as one line.
+    /// Agents as one line of badges, approvals as one line with the links of one.
     pub compact: bool,
 }
 
@@ -33,17 +43,38 @@ impl Areas {
     pub fn page(&self) -> usize {
         usize::from(self.tasks.height.saturating_sub(3))
     }
+
+    /// The detail pane covers everything between the title and the footer.
+    pub fn body(&self) -> Rect {
+        Rect {
+            height: self.footer.y - self.agents.y,
+            ..self.agents
+        }
+    }
+}
+
+fn to_u16(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 pub fn areas(area: Rect, app: &App) -> Areas {
-    let agents = app.store.agents.len() as u16;
-    let compact = area.width < 100 || area.height < agents + 20;
-    let agents_h = if compact { 1 } else { agents + 2 };
-    let approvals = app.approvals().len() as u16;
-    let approvals_h = match approvals {
-        0 => 0,
-        _ if compact => 1,
-        n => (n * 2 + 2).min(area.height / 3).max(4),
+    let agents = to_u16(app.store.agents.len());
+    let compact = area.width < 100 || area.height < agents.saturating_add(20);
+    let agents_h = if compact {
+        to_u16(agent_badges(app, usize::from(area.width)).len())
+    } else {
+        to_u16(agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
+    };
+    let approvals_h = if app.approvals().is_empty() {
+        0
+    } else {
+        let (inner, border) = if compact {
+            (area.width, 0)
+        } else {
+            (area.width.saturating_sub(2), 2)
+        };
+        let need: usize = approval_blocks(app, usize::from(inner), compact).iter().map(Vec::len).sum();
+        to_u16(need).saturating_add(border).min((area.height / 3).max(border + 2))
     };
     let [title, agents, tasks, approvals, footer] = Layout::vertical([
         Constraint::Length(1),
@@ -63,11 +94,27 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     }
 }
 
+/// What the loop does before each draw: the layout sets the page size, the rows are brought up
+/// to date, and the detail pane's scroll is kept inside its text.
+pub fn prepare(app: &mut App, area: Rect) {
+    let a = areas(area, app);
+    app.page = a.page();
+    app.refresh();
+    let max = match app.overlays.last() {
+        Some(Overlay::Detail { key, .. }) => Some(detail::max_scroll(app, key, a.body())),
+        _ => None,
+    };
+    if let (Some(max), Some(Overlay::Detail { scroll, .. })) = (max, app.overlays.last_mut()) {
+        *scroll = (*scroll).min(max);
+    }
+}
+
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
     draw_title(frame, a.title, app);
     if a.compact {
-        draw_agent_badges(frame, a.agents, app);
+        let lines = agent_badges(app, usize::from(a.agents.width));
+        frame.render_widget(Paragraph::new(lines), a.agents);
     } else {
         draw_agents(frame, a.agents, app);
     }
@@ -79,29 +126,41 @@ pub fn draw(frame: &mut Frame, app: &App) {
     for overlay in &app.overlays {
         match overlay {
             Overlay::Help => draw_help(frame, frame.area(), app),
-            Overlay::Detail { key, scroll } => {
-                let body = Rect {
-                    y: a.agents.y,
-                    height: a.footer.y - a.agents.y,
-                    ..frame.area()
-                };
-                detail::draw(frame, body, app, key, *scroll);
-            }
+            Overlay::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
             Overlay::Filter { .. } => {}
         }
     }
+    super::dialogs::draw_steer(frame, frame.area(), app);
 }
 
-fn counts_spans<'a>(c: &Counts, app: &App, long: bool) -> Vec<Span<'a>> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Labels {
+    /// `◆ 2 waiting on you`
+    Long,
+    /// `◆ 2 waiting`
+    Medium,
+    /// `● 2  ◆ 2 waiting  ✔ 1`: glyphs, and words only for what needs a person.
+    Short,
+}
+
+fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut push = |n: usize, glyph: &str, label: &str, style: Style| {
         if n > 0 || label == "active" {
-            spans.push(Span::styled(format!("{glyph} {n} {label}"), style));
+            let text = match labels {
+                Labels::Short if glyph != "◆" => format!("{glyph} {n}"),
+                _ => format!("{glyph} {n} {label}"),
+            };
+            spans.push(Span::styled(text, style));
             spans.push(Span::raw("  "));
         }
     };
-    let waiting = if long { "waiting on you" } else { "waiting" };
+    let waiting = if labels == Labels::Long {
+        "waiting on you"
+    } else {
+        "waiting"
+    };
     push(c.active, "●", "active", Style::new().fg(t.active));
     push(
         c.interrupted,
@@ -120,28 +179,46 @@ fn counts_spans<'a>(c: &Counts, app: &App, long: bool) -> Vec<Span<'a>> {
     spans
 }
 
+fn spans_width(spans: &[Span]) -> usize {
+    spans.iter().map(Span::width).sum()
+}
+
+/// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
 fn draw_title(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
-    let mut spans = vec![
-        Span::styled(" a2a-watch ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-        Span::styled(
-            format!(" {} agents  {} tasks   ", app.store.agents.len(), app.store.len()),
-            t.dim(),
-        ),
+    let room = usize::from(area.width);
+    let right = format!(
+        "{} help  {} quit ",
+        app.keys.hint(Action::Help),
+        app.keys.hint(Action::Quit)
+    );
+    let totals = app.store.total_counts();
+    let agents = plural(app.store.agents.len(), "agent");
+    let tasks = plural(app.store.len(), "task");
+    let variants = [
+        (format!(" {agents}  {tasks}   "), Labels::Long),
+        (format!(" {agents}  {tasks}   "), Labels::Medium),
+        (format!(" {tasks}  "), Labels::Short),
     ];
-    spans.extend(counts_spans(&app.store.total_counts(), app, area.width >= 100));
-    let left = Line::from(spans);
-    let right = Line::from(vec![Span::styled(
-        format!(
-            "{} help  {} quit ",
-            app.keys.hint(Action::Help),
-            app.keys.hint(Action::Quit)
-        ),
-        t.dim(),
-    )])
-    .right_aligned();
-    frame.render_widget(Paragraph::new(left), area);
-    frame.render_widget(Paragraph::new(right), area);
+    let candidates = variants.map(|(head, labels)| {
+        let mut spans = vec![
+            Span::styled(" a2a-watch ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
+            Span::styled(head, t.dim()),
+        ];
+        spans.extend(counts_spans(&totals, app, labels));
+        spans
+    });
+    let right_w = width(&right);
+    let [long, medium, short] = candidates;
+    let left = [long, medium]
+        .into_iter()
+        .find(|s| spans_width(s) + right_w <= room)
+        .unwrap_or(short);
+    let show_right = spans_width(&left) + right_w <= room;
+    frame.render_widget(Paragraph::new(Line::from(left)), area);
+    if show_right {
+        frame.render_widget(Paragraph::new(Line::styled(right, t.dim()).right_aligned()), area);
+    }
 }
 
 fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
@@ -159,51 +236,66 @@ fn agent_protocol(app: &App, i: usize) -> String {
     }
 }
 
-fn draw_agents(frame: &mut Frame, area: Rect, app: &App) {
+/// What is wrong with an agent, in the agent's own words, without repeating its name.
+fn trouble(name: &str, health: &Health) -> Option<String> {
+    let detail = health.detail()?;
+    let detail = line(&detail, usize::MAX);
+    Some(match detail.strip_prefix(name).and_then(|d| d.strip_prefix(": ")) {
+        Some(rest) => rest.to_string(),
+        None => detail,
+    })
+}
+
+/// One row per agent (its trouble wrapped under it), for a panel `width` columns wide inside.
+fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let name_w = app
         .store
         .agents
         .iter()
-        .map(|a| a.name.chars().count())
+        .map(|a| width(&line(&a.name, 24)))
         .max()
         .unwrap_or(5)
         .clamp(5, 24);
-    let lines: Vec<Line> = app
-        .store
-        .agents
-        .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let health = &a.health;
-            let mut spans = vec![
-                Span::raw(format!(" {:<name_w$}  ", fit(&one_line(&a.name), name_w))),
-                Span::styled(
-                    format!("{} {:<12}", health_glyph(health), health.label()),
-                    t.health(health),
-                ),
-                Span::styled(format!(" {:<15}", agent_protocol(app, i)), t.dim()),
-            ];
-            match health.detail() {
-                // What went wrong, where it went wrong: on the agent's own row.
-                Some(detail) if !matches!(health, crate::watch::Health::Polling { .. }) => {
-                    spans.push(Span::styled(one_line(&detail), t.health(health)));
-                }
-                _ => {
-                    spans.extend(counts_spans(&app.store.counts(i), app, false));
-                    if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
-                        spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
-                    }
+    let mut out = Vec::new();
+    for (i, a) in app.store.agents.iter().enumerate() {
+        let health = &a.health;
+        let name = line(&a.name, name_w);
+        let mut spans = vec![
+            Span::raw(format!(" {}  ", pad(&name, name_w))),
+            Span::styled(
+                format!("{} {:<12}", health_glyph(health), health.label()),
+                t.health(health),
+            ),
+            Span::styled(format!(" {:<15}", agent_protocol(app, i)), t.dim()),
+        ];
+        let hang = name_w + 32;
+        match trouble(&name, health) {
+            // What went wrong, where it went wrong: on the agent's own row.
+            Some(detail) if !matches!(health, Health::Polling { .. }) => {
+                spans.push(Span::styled(detail, t.health(health)));
+            }
+            _ => {
+                spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
+                if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
+                    spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
                 }
             }
-            Line::from(spans)
-        })
-        .collect();
-    let title = Line::from(Span::styled(" Agents ", Style::new().fg(t.title)));
+        }
+        out.extend(wrap(&Line::from(spans), room, hang, HEALTH_LINES));
+    }
+    out
+}
+
+fn draw_agents(frame: &mut Frame, area: Rect, app: &App) {
+    let lines = agent_lines(app, usize::from(area.width.saturating_sub(2)));
+    let title = Line::from(Span::styled(" Agents ", Style::new().fg(app.theme.title)));
     frame.render_widget(Paragraph::new(lines).block(border(title, app, false)), area);
 }
 
-fn draw_agent_badges(frame: &mut Frame, area: Rect, app: &App) {
+/// Narrow screens: one line of badges, then, for an agent that cannot be watched at all, why
+/// (the env var to set, the address that refused), since there is no agents panel to say it.
+fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut spans = Vec::new();
     for a in &app.store.agents {
@@ -211,36 +303,52 @@ fn draw_agent_badges(frame: &mut Frame, area: Rect, app: &App) {
             format!(" {} ", health_glyph(&a.health)),
             t.health(&a.health),
         ));
-        spans.push(Span::raw(fit(&one_line(&a.name), 14)));
-        if !matches!(a.health, crate::watch::Health::Streaming) {
+        spans.push(Span::raw(line(&a.name, 14)));
+        if !matches!(a.health, Health::Streaming) {
             spans.push(Span::styled(format!(" {}", a.health.label()), t.health(&a.health)));
         }
         spans.push(Span::raw(" "));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    let mut out = wrap(&Line::from(spans), width, 0, 1);
+    for a in &app.store.agents {
+        if out.len() >= 5 {
+            break;
+        }
+        if !matches!(a.health, Health::Unauthorized { .. } | Health::Unreachable { .. }) {
+            continue;
+        }
+        let name = line(&a.name, 24);
+        let detail = trouble(&name, &a.health).unwrap_or_default();
+        let text = Line::styled(
+            format!(" {} {name}: {detail}", health_glyph(&a.health)),
+            t.health(&a.health),
+        );
+        out.extend(wrap(&text, width, 2, 2));
+    }
+    out
 }
 
 fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let wide = area.width >= 110;
-    let filter = if app.spec.filter.is_empty() {
-        "none".to_string()
-    } else {
-        fit(app.spec.filter.text(), 30)
-    };
-    let mut title = vec![
-        Span::styled(" Tasks ", Style::new().fg(t.title)),
-        Span::styled(format!("── sort: {} ── filter: {} ", app.sort_label(), filter), t.dim()),
-    ];
-    if app.spec.hide_terminal {
-        title.push(Span::styled("── finished hidden ", t.dim()));
-    }
+    let mut title = vec![Span::styled(" Tasks ", Style::new().fg(t.title))];
+    // Frozen comes first: of everything in this title it is what must not be missed.
     if app.frozen.is_some() {
         let new = app.new_since_freeze();
         title.push(Span::styled(
             format!("── FROZEN +{new} new "),
             Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
         ));
+    }
+    title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
+    if !app.spec.filter.is_empty() {
+        title.push(Span::styled(
+            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
+            t.dim(),
+        ));
+    }
+    if app.spec.hide_terminal {
+        title.push(Span::styled("── finished hidden ", t.dim()));
     }
     let block = border(Line::from(title), app, app.focus == Focus::Tasks);
     let rows = app.rows();
@@ -249,9 +357,11 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
             "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
         } else if app.store.is_empty() {
             format!(
-                "No tasks yet. Watching {} agents; tasks appear as they report them.",
-                app.store.agents.len()
+                "No tasks yet. Watching {}; tasks appear as they report them.",
+                plural(app.store.agents.len(), "agent")
             )
+        } else if app.spec.filter.is_empty() {
+            "Every task is finished; t shows them again.".to_string()
         } else {
             "No task matches the filter. Esc clears it.".to_string()
         };
@@ -261,40 +371,48 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(p, area);
         return;
     }
+    // The agent column is as wide as the longest name, within limits: a short tag when narrow.
+    let agent_w = app
+        .store
+        .agents
+        .iter()
+        .map(|a| width(&line(&a.name, 24)))
+        .max()
+        .unwrap_or(5)
+        .clamp(5, if wide { 16 } else { 10 });
+    const STATE_W: usize = STATE_NAME + 2;
+    let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
+        (
+            vec!["AGENT", "TASK", "CONTEXT", "STATE", "FOR", "UPDATED", "STATUS", "ART"],
+            vec![agent_w, 8, 8, STATE_W, 5, 7, 0, 3],
+        )
+    } else {
+        (vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"], vec![agent_w, 8, STATE_W, 5, 0])
+    };
+    // Room to breathe between columns once the status text has plenty.
+    let spacing = if area.width >= 150 { 2 } else { 1 };
+    let inner = usize::from(area.width.saturating_sub(2));
+    let status_w = inner.saturating_sub(fixed.iter().sum::<usize>() + spacing * (fixed.len() - 1));
+    let widths: Vec<Constraint> = fixed
+        .iter()
+        .map(|&w| {
+            if w == 0 {
+                Constraint::Fill(1)
+            } else {
+                Constraint::Length(to_u16(w))
+            }
+        })
+        .collect();
     let page = usize::from(area.height.saturating_sub(3));
     let selected = app.selected_index();
-    let visible = rows.iter().enumerate().skip(app.offset).take(page);
-    let body: Vec<Row> = visible
+    let body: Vec<Row> = rows
+        .iter()
+        .enumerate()
+        .skip(app.offset)
+        .take(page)
         .filter_map(|(i, key)| {
             let task = app.store.task(key)?;
-            let state = task.state();
-            let agent = app.store.agent_name(key.agent);
-            let mut status = one_line(&task.status.text());
-            if let Some(err) = &task.error {
-                status = format!("⚠ {} · {status}", one_line(err));
-            }
-            let mut cells = vec![
-                Cell::from(fit(&one_line(agent), if wide { 14 } else { 10 })),
-                Cell::from(short_id(&key.id)),
-            ];
-            if wide {
-                cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
-            }
-            cells.push(Cell::from(format!("{} {}", state_glyph(state), state.short_name())).style(t.state(state)));
-            cells.push(Cell::from(waited(app.now, task.state_since)));
-            if wide {
-                cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
-            }
-            let status_style = if task.error.is_some() {
-                Style::new().fg(t.failure)
-            } else {
-                Style::new().fg(t.text)
-            };
-            cells.push(Cell::from(status).style(status_style));
-            if wide {
-                cells.push(Cell::from(format!("{:>3}", task.artifacts.len())));
-            }
-            let row = Row::new(cells);
+            let row = Row::new(task_cells(app, task, wide, agent_w, status_w));
             Some(if Some(i) == selected {
                 row.style(Style::new().bg(t.selection))
             } else {
@@ -302,163 +420,266 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
             })
         })
         .collect();
-    let (header, widths): (Vec<&str>, Vec<Constraint>) = if wide {
-        (
-            vec!["AGENT", "TASK", "CONTEXT", "STATE", "FOR", "UPDATED", "STATUS", "ART"],
-            vec![
-                Constraint::Length(14),
-                Constraint::Length(8),
-                Constraint::Length(8),
-                Constraint::Length(17),
-                Constraint::Length(6),
-                Constraint::Length(8),
-                Constraint::Fill(1),
-                Constraint::Length(3),
-            ],
-        )
-    } else {
-        (
-            vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"],
-            vec![
-                Constraint::Length(10),
-                Constraint::Length(8),
-                Constraint::Length(17),
-                Constraint::Length(6),
-                Constraint::Fill(1),
-            ],
-        )
-    };
     let header = Row::new(header).style(Style::new().bg(t.header).add_modifier(Modifier::BOLD));
-    let table = Table::new(body, widths).header(header).block(block).column_spacing(1);
+    let table = Table::new(body, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(to_u16(spacing));
     frame.render_widget(table, area);
+}
+
+/// The text of a status message, as far as one line can show: a huge message is not copied.
+fn status_head(task: &TaskEntry) -> Cow<'_, str> {
+    let parts = task.status.message.as_ref().map_or(&[][..], |m| &m.parts[..]);
+    let mut texts = parts.iter().filter_map(Part::as_text);
+    let first = texts.next().unwrap_or("");
+    let mut rest = texts.peekable();
+    if rest.peek().is_none() {
+        return Cow::Borrowed(first);
+    }
+    let mut out = head(first, 4096).0.to_string();
+    for text in rest.take(16) {
+        out.push('\n');
+        out.push_str(head(text, 4096).0);
+    }
+    Cow::Owned(out)
+}
+
+fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
+    let t = &app.theme;
+    let state = task.state();
+    let agent = app.store.agent_name(task.key.agent);
+    let status = match &task.error {
+        Some(err) => line(&format!("⚠ {} · {}", line(err, 200), line(&status_head(task), 200)), status_w),
+        None => line(&status_head(task), status_w),
+    };
+    let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
+    if wide {
+        cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
+    }
+    // Only the words are coloured (reversed, for unknown): not the padding after them.
+    cells.push(Cell::from(Line::styled(
+        format!("{} {}", state_glyph(state), state_name(state)),
+        t.state(state),
+    )));
+    cells.push(Cell::from(waited(app.now, task.state_since)));
+    if wide {
+        cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
+    }
+    let status_style = if task.error.is_some() {
+        Style::new().fg(t.failure)
+    } else {
+        Style::new().fg(t.text)
+    };
+    cells.push(Cell::from(status).style(status_style));
+    if wide {
+        cells.push(Cell::from(format!("{:>3}", task.artifacts.len())));
+    }
+    cells
+}
+
+/// One block of lines per pending approval: who, how long, the prompt, and its links whole
+/// (wrapped, never cut). Compact: one line with the count, then the selected approval's links.
+fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'static>>> {
+    let t = &app.theme;
+    let pending = app.approvals();
+    let focused = app.focus == Focus::Approvals;
+    let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
+    let link_lines = |p: &TaskEntry, indent: &str| {
+        let found = p.status.message.as_ref().map(links).unwrap_or_default();
+        if found.is_empty() {
+            return vec![Line::styled(format!("{indent}(no link in the status message)"), t.dim())];
+        }
+        found
+            .iter()
+            .flat_map(|l| {
+                let text = Line::styled(format!("{indent}{}", line(l, usize::MAX)), link_style);
+                wrap(&text, width, 0, LINK_LINES)
+            })
+            .collect()
+    };
+    let header = |p: &TaskEntry, lead: Vec<Span<'static>>| {
+        let mut spans = lead;
+        spans.push(Span::raw(format!("{}  ", line(app.store.agent_name(p.key.agent), 16))));
+        spans.push(Span::styled(format!("{}  ", short_id(&p.key.id)), t.dim()));
+        spans.push(Span::styled(
+            format!("{}  ", waited(app.now, p.state_since)),
+            Style::new().fg(t.interrupted),
+        ));
+        let used = spans_width(&spans);
+        spans.push(Span::raw(line(&status_head(p), width.saturating_sub(used))));
+        Line::from(spans)
+    };
+    if compact {
+        let i = app.approval.min(pending.len().saturating_sub(1));
+        let Some(p) = pending.get(i) else {
+            return Vec::new();
+        };
+        let marker = if focused { "▶" } else { "◆" };
+        let mut lead = vec![Span::styled(
+            format!(" {marker} {} waiting for approval ", pending.len()),
+            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
+        )];
+        if pending.len() > 1 {
+            lead.push(Span::styled(format!("{}/{} ", i + 1, pending.len()), t.dim()));
+        }
+        lead.push(Span::styled("· ", t.dim()));
+        let mut block = vec![header(p, lead)];
+        block.extend(link_lines(p, "   "));
+        return vec![block];
+    }
+    pending
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let marker = if focused && i == app.approval { "▶" } else { " " };
+            let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
+            block.extend(link_lines(p, "    "));
+            block
+        })
+        .collect()
 }
 
 fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
     let t = &app.theme;
-    let pending = app.approvals();
+    let (inner, room) = if compact {
+        (area.width, area.height)
+    } else {
+        (area.width.saturating_sub(2), area.height.saturating_sub(2))
+    };
+    let blocks = approval_blocks(app, usize::from(inner), compact);
+    // When they do not all fit, start at the selected one.
+    let mut first = 0;
+    while first < app.approval.min(blocks.len().saturating_sub(1))
+        && blocks[first..].iter().map(Vec::len).sum::<usize>() > usize::from(room)
+    {
+        first += 1;
+    }
+    let lines: Vec<Line> = blocks.into_iter().skip(first).flatten().collect();
     if compact {
-        let first = pending.first().map(|p| {
-            format!(
-                " {} {} {}",
-                app.store.agent_name(p.key.agent),
-                short_id(&p.key.id),
-                one_line(&p.status.text())
-            )
-        });
-        let line = Line::from(vec![
-            Span::styled(
-                format!(" ◆ {} waiting for approval", pending.len()),
-                Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(first.unwrap_or_default()),
-        ]);
-        frame.render_widget(Paragraph::new(line), area);
+        frame.render_widget(Paragraph::new(lines), area);
         return;
     }
-    let focused = app.focus == Focus::Approvals;
-    let mut lines = Vec::new();
-    for (i, p) in pending.iter().enumerate() {
-        let marker = if focused && i == app.approval { "▶" } else { " " };
-        let agent = one_line(app.store.agent_name(p.key.agent));
-        let prompt = one_line(&p.status.text());
-        lines.push(Line::from(vec![
-            Span::styled(marker, Style::new().fg(t.title)),
-            Span::raw(format!("{agent}  ")),
-            Span::styled(format!("{}  ", short_id(&p.key.id)), t.dim()),
-            Span::styled(
-                format!("{}  ", waited(app.now, p.state_since)),
-                Style::new().fg(t.interrupted),
-            ),
-            Span::raw(prompt),
-        ]));
-        let found: Vec<String> = p.status.message.as_ref().map(|m| m.links()).unwrap_or_default();
-        if found.is_empty() {
-            lines.push(Line::styled("    (no link in the status message)", t.dim()));
-        }
-        for link in found {
-            lines.push(Line::styled(
-                format!("    {}", one_line(&link)),
-                Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED),
-            ));
-        }
-    }
     let title = Line::from(Span::styled(
-        format!(" Waiting for approval ({}) ", pending.len()),
+        format!(" Waiting for approval ({}) ", app.approvals().len()),
         Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
     ));
-    // Links are shown whole: wrapped, never cut.
-    let p = Paragraph::new(lines)
-        .block(border(title, app, focused))
-        .wrap(Wrap { trim: false });
-    frame.render_widget(p, area);
+    let focused = app.focus == Focus::Approvals;
+    frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
 }
 
 fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
+    let room = usize::from(area.width);
     if let Some(Overlay::Filter { input }) = app.overlays.last() {
-        let line = Line::from(vec![
+        let help = "   ⏎ keep · esc clear · state: agent: context: !term";
+        let typed = line(input, room.saturating_sub(4));
+        let mut spans = vec![
             Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::raw(one_line(input)),
+            Span::raw(typed),
             Span::styled("▏", Style::new().fg(t.title)),
-            Span::styled("   ⏎ keep · esc clear · state: agent: context: !term", t.dim()),
-        ]);
-        frame.render_widget(Paragraph::new(line), area);
+        ];
+        if spans_width(&spans) + width(help) <= room {
+            spans.push(Span::styled(help, t.dim()));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
         return;
     }
-    let k = |a: Action| app.keys.hint(a);
-    let hints = format!(
-        " {}{} move  {} details  {} filter  {} sort  {} freeze  {} finished  {} approvals",
-        k(Action::Up),
-        k(Action::Down),
-        k(Action::Details),
-        k(Action::Filter),
-        k(Action::Sort),
-        k(Action::Freeze),
-        k(Action::ToggleTerminal),
-        k(Action::FocusNext)
-    );
     let waiting = app.store.total_counts().interrupted;
-    let live = if app.frozen.is_some() {
-        "frozen".to_string()
-    } else {
-        "live".to_string()
-    };
-    let right = Line::from(vec![
+    let live = if app.frozen.is_some() { "frozen" } else { "live" };
+    let right = vec![
         Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
         Span::styled(format!(" · {live} "), t.dim()),
-    ])
-    .right_aligned();
-    frame.render_widget(Paragraph::new(Line::styled(hints, t.dim())), area);
-    frame.render_widget(Paragraph::new(right), area);
+    ];
+    let k = |a: Action| app.keys.hint(a);
+    let mut hints = vec![
+        format!("{}{} move", k(Action::Up), k(Action::Down)),
+        format!("{} details", k(Action::Details)),
+        format!("{} filter", k(Action::Filter)),
+    ];
+    if !app.approvals().is_empty() {
+        hints.push(format!("{} approvals", k(Action::FocusNext)));
+    }
+    hints.extend([
+        format!("{} sort", k(Action::Sort)),
+        format!("{} freeze", k(Action::Freeze)),
+        format!("{} finished", k(Action::ToggleTerminal)),
+    ]);
+    // As many hints as fit beside the counter, most useful first.
+    let room_left = room.saturating_sub(spans_width(&right) + 1);
+    let mut left = String::new();
+    for h in hints {
+        let next = format!(" {h} ");
+        if width(&left) + width(&next) > room_left {
+            break;
+        }
+        left.push_str(&next);
+    }
+    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
+    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
 }
 
-/// Help drawn from the key map itself.
+/// Help drawn from the key map itself: one column where it fits, two where it does not (the
+/// whole map must be readable on 80x24).
 fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
-    let mut lines = vec![Line::raw("")];
-    for (action, what) in Action::HELP {
-        let keys: Vec<String> = app.keys.keys_for(action).iter().map(ToString::to_string).collect();
-        let keys = if keys.is_empty() {
-            "(unbound)".to_string()
-        } else {
-            keys.join(" ")
-        };
-        lines.push(Line::from(vec![
-            Span::styled(
-                format!("  {keys:>16}  "),
-                Style::new().fg(t.title).add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(what),
-        ]));
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "  Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"",
-        t.dim(),
-    ));
-    lines.push(Line::styled("  Any key closes this help.", t.dim()));
-    let h = (lines.len() as u16 + 2).min(area.height);
+    let entries: Vec<(String, &str)> = Action::HELP
+        .iter()
+        .map(|(action, what)| {
+            let keys: Vec<String> = app.keys.keys_for(*action).iter().map(ToString::to_string).collect();
+            let keys = if keys.is_empty() {
+                "(unbound)".to_string()
+            } else {
+                keys.join(" ")
+            };
+            (keys, *what)
+        })
+        .collect();
+    let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
+    let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
+    let column = |entries: &[(String, &str)], col_w: usize| -> Vec<Line<'static>> {
+        entries
+            .iter()
+            .flat_map(|(keys, what)| {
+                let keys = fit(keys, key_w);
+                let lead = " ".repeat(1 + key_w - width(&keys));
+                let entry = Line::from(vec![
+                    Span::styled(format!("{lead}{keys}  "), bold),
+                    Span::raw(what.to_string()),
+                ]);
+                wrap(&entry, col_w, width(&keys) + 2, 3)
+            })
+            .collect()
+    };
     let w = 80.min(area.width);
+    let inner_w = usize::from(w.saturating_sub(2));
+    let room = usize::from(area.height.saturating_sub(2));
+    let notes: Vec<Line> = [
+        "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"",
+        "Any key closes this help.",
+    ]
+    .iter()
+    .flat_map(|n| wrap(&Line::styled(format!(" {n}"), t.dim()), inner_w, 0, 2))
+    .collect();
+    let one = column(&entries, inner_w);
+    let (left, right) = if one.len() + 2 + notes.len() <= room {
+        (one, Vec::new())
+    } else {
+        // Two columns, split where the lines balance.
+        let col_w = inner_w.saturating_sub(1) / 2;
+        let heights: Vec<usize> = entries.iter().map(|e| column(std::slice::from_ref(e), col_w).len()).collect();
+        let total: usize = heights.iter().sum();
+        let mut split = 0;
+        let mut acc = 0;
+        while split < entries.len() && acc + heights[split] <= total.div_ceil(2) {
+            acc += heights[split];
+            split += 1;
+        }
+        (column(&entries[..split], col_w), column(&entries[split..], col_w))
+    };
+    let body = left.len().max(right.len());
+    // A blank line above the keys and one above the notes.
+    let h = to_u16(body + 4 + notes.len()).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -467,5 +688,25 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
     };
     frame.render_widget(Clear, popup);
     let block = border(Line::styled(" Help ", Style::new().fg(t.title)), app, true);
-    frame.render_widget(Paragraph::new(lines).block(block), popup);
+    let inner = block.inner(popup);
+    frame.render_widget(block, popup);
+    let [top, _, bottom] = Layout::vertical([
+        Constraint::Length(to_u16(body + 1)),
+        Constraint::Fill(1),
+        Constraint::Length(to_u16(notes.len())),
+    ])
+    .areas(inner);
+    let top = Rect {
+        y: top.y + 1,
+        height: top.height.saturating_sub(1),
+        ..top
+    };
+    if right.is_empty() {
+        frame.render_widget(Paragraph::new(left), top);
+    } else {
+        let [l, _, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(1), Constraint::Fill(1)]).areas(top);
+        frame.render_widget(Paragraph::new(left), l);
+        frame.render_widget(Paragraph::new(right), r);
+    }
+    frame.render_widget(Paragraph::new(notes), bottom);
 }

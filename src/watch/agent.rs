@@ -15,7 +15,8 @@ use super::task::TaskWatch;
 use super::{AgentSpec, Command, Credential, WatchOptions, backoff};
 use crate::a2a::auth::Secret;
 use crate::a2a::{
-    Client, Error, ListTasksRequest, ProtocolVersion, SendMessageConfiguration, SendMessageRequest, StreamResponse, Task,
+    Client, Error, ListTasksRequest, ProtocolVersion, SendMessageConfiguration, SendMessageRequest, StreamResponse,
+    Task,
 };
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
@@ -272,7 +273,12 @@ impl AgentWatcher {
     }
 
     fn act(&self, client: Arc<Client>) -> Act {
-        Act { agent: self.id, client, events: self.events.clone(), myself: self.myself.clone() }
+        Act {
+            agent: self.id,
+            client,
+            events: self.events.clone(),
+            myself: self.myself.clone(),
+        }
     }
 
     fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
@@ -310,11 +316,25 @@ struct Act {
 
 impl Act {
     async fn outcome(&self, action: ActionId, outcome: ActionOutcome) {
-        let _ = self.events.send(Event::Action { agent: self.agent, action, outcome }).await;
+        let _ = self
+            .events
+            .send(Event::Action {
+                agent: self.agent,
+                action,
+                outcome,
+            })
+            .await;
     }
 
     async fn update(&self, event: StreamResponse) -> bool {
-        self.events.send(Event::Update { agent: self.agent, event, seen: Timestamp::now() }).await.is_ok()
+        self.events
+            .send(Event::Update {
+                agent: self.agent,
+                event,
+                seen: Timestamp::now(),
+            })
+            .await
+            .is_ok()
     }
 
     /// Streams the message where the agent streams (its events flow into the store as they come),
@@ -323,7 +343,11 @@ impl Act {
         let task = if self.client.streams() {
             let mut stream = match self.client.send_streaming_message(&request).await {
                 Ok(s) => s,
-                Err(e) => return self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+                Err(e) => {
+                    return self
+                        .outcome(action, ActionOutcome::Failed { message: e.to_string() })
+                        .await;
+                }
             };
             let mut task = None;
             let mut told = false;
@@ -331,12 +355,13 @@ impl Act {
             while let Some(item) = stream.next().await {
                 let Ok(event) = item else { break };
                 task = task.or_else(|| event.task_id().filter(|t| !t.is_empty()).map(str::to_string));
+                // The event first, so the task is in the store when its action is reported done.
+                if !self.update(event).await {
+                    return;
+                }
                 if !told {
                     told = true;
                     self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
-                }
-                if !self.update(event).await {
-                    return;
                 }
             }
             if !told {
@@ -344,15 +369,22 @@ impl Act {
             }
             task
         } else {
-            request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
+            request.configuration = Some(SendMessageConfiguration {
+                return_immediately: true,
+                ..Default::default()
+            });
             match self.client.send_message(&request).await {
                 Ok(result) => {
                     let task = result.task_id().map(str::to_string);
-                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
                     self.update(result).await;
+                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
                     task
                 }
-                Err(e) => return self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+                Err(e) => {
+                    return self
+                        .outcome(action, ActionOutcome::Failed { message: e.to_string() })
+                        .await;
+                }
             }
         };
         // The stream may close at any state (first seed): the watcher takes the task from here.
@@ -364,10 +396,14 @@ impl Act {
     async fn cancel(self, action: ActionId, task: String) {
         match self.client.cancel_task(&task).await {
             Ok(t) => {
-                self.outcome(action, ActionOutcome::Done { task: Some(t.id.clone()) }).await;
+                let id = t.id.clone();
                 self.update(StreamResponse::Task(t)).await;
+                self.outcome(action, ActionOutcome::Done { task: Some(id) }).await;
             }
-            Err(e) => self.outcome(action, ActionOutcome::Failed { message: e.to_string() }).await,
+            Err(e) => {
+                self.outcome(action, ActionOutcome::Failed { message: e.to_string() })
+                    .await
+            }
         }
     }
 }

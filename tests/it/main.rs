@@ -7,3 +7,4 @@ mod peers;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;
+mod steer;

@@ -18,6 +18,8 @@ pub enum Sdk {
     Python13,
     /// The newest a2a-sdk 0.3.x (Python), JSON-RPC.
     Python03,
+    /// @a2a-js/sdk 1.3.0 on express (Node >= 20), JSON-RPC and HTTP+JSON.
+    Js13,
 }
 
 impl Sdk {
@@ -25,15 +27,17 @@ impl Sdk {
         interop_dir().join(match self {
             Sdk::Python13 => "python/setup.sh",
             Sdk::Python03 => "python03/setup.sh",
+            Sdk::Js13 => "js/setup.sh",
         })
     }
 
     fn command(self) -> Command {
-        let (venv, agent) = match self {
-            Sdk::Python13 => (".venv-py13", "python/agent.py"),
-            Sdk::Python03 => (".venv-py03", "python03/agent.py"),
+        let (program, agent) = match self {
+            Sdk::Python13 => (interop_dir().join(".venv-py13/bin/python"), "python/agent.py"),
+            Sdk::Python03 => (interop_dir().join(".venv-py03/bin/python"), "python03/agent.py"),
+            Sdk::Js13 => (PathBuf::from("node"), "js/agent.mjs"),
         };
-        let mut cmd = Command::new(interop_dir().join(venv).join("bin/python"));
+        let mut cmd = Command::new(program);
         cmd.arg(interop_dir().join(agent));
         cmd
     }
@@ -52,7 +56,7 @@ fn ensure_installed(sdk: Sdk) {
     let out = Command::new("bash").arg(&script).output().expect("bash runs");
     assert!(
         out.status.success(),
-        "{} failed (is PyPI reachable?):\n{}\n{}",
+        "{} failed (is the registry, PyPI or npm, reachable?):\n{}\n{}",
         script.display(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
@@ -70,7 +74,7 @@ impl Peer {
         ensure_installed(sdk);
         let mut child = sdk
             .command()
-            .args(["--port", "0", "--exit-with-parent"])
+            .args(["--port", "0", "--exit-with-parent", "--log-level", "error"])
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

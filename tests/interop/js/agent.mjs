@@ -18,7 +18,10 @@
  *
  * Run:  node agent.mjs --port 0 [--token T] [--name test-runner]
  *           [--prefer jsonrpc|rest] [--v03-compat] [--log-level warning]
+ *           [--exit-with-parent]
  * It prints `READY http://127.0.0.1:PORT` once listening (127.0.0.1 only).
+ * With --exit-with-parent it exits as soon as its stdin closes, so a test
+ * harness that dies (even by SIGKILL) leaves no agent behind.
  *
  * Behaviour, chosen by the text of the user message (first match wins):
  *   "hello"     a direct Message reply, no task
@@ -520,13 +523,15 @@ function main() {
       prefer: { type: 'string', default: 'jsonrpc' },
       'v03-compat': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'warning' },
+      'exit-with-parent': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
       'usage: node agent.mjs [--port 0|N] [--token T] [--name NAME] [--prefer jsonrpc|rest]\n' +
-        '                      [--v03-compat] [--log-level debug|info|warning|error]\n'
+        '                      [--v03-compat] [--log-level debug|info|warning|error]\n' +
+        '                      [--exit-with-parent]\n'
     );
     return;
   }
@@ -561,6 +566,12 @@ function main() {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  if (values['exit-with-parent']) {
+    // The parent holds our stdin open; its end (EOF or error) means the parent is gone.
+    process.stdin.on('end', () => process.exit(0));
+    process.stdin.on('error', () => process.exit(0));
+    process.stdin.resume();
+  }
 }
 
 main();

@@ -1,0 +1,79 @@
+//! What the dashboard does outside its own screen: the terminal title, the bell, desktop
+//! notifications (OSC 9 and OSC 777), the clipboard (OSC 52, which works over SSH and in tmux,
+//! plus the native clipboard where there is one), and opening links in the browser. The `App`
+//! only asks for these; the loop carries them out, so the app stays pure.
+
+use std::io::Write;
+
+use base64::Engine as _;
+
+use crate::text::one_line;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Title(String),
+    Bell,
+    Notify(String),
+    Copy(String),
+    Open(String),
+}
+
+/// The escape sequences an effect writes to the terminal, if any. Text from agents is made a
+/// single clean line first, so it cannot end the sequence early or smuggle another one in.
+pub fn sequence(effect: &Effect) -> Option<String> {
+    match effect {
+        Effect::Title(t) => Some(format!("\x1b]0;{}\x07", one_line(t))),
+        Effect::Bell => Some("\x07".into()),
+        Effect::Notify(text) => {
+            let text = one_line(text).replace(';', ",");
+            // OSC 9 (iTerm2, Windows Terminal, kitty) and OSC 777 (rxvt, foot, WezTerm).
+            Some(format!("\x1b]9;{text}\x07\x1b]777;notify;a2a-watch;{text}\x07"))
+        }
+        Effect::Copy(text) => {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+            Some(format!("\x1b]52;c;{encoded}\x07"))
+        }
+        Effect::Open(_) => None,
+    }
+}
+
+/// Carries an effect out; what cannot be done here is said in the returned message.
+pub fn perform(effect: &Effect, out: &mut impl Write) -> Result<(), String> {
+    if let Some(seq) = sequence(effect) {
+        out.write_all(seq.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string())?;
+    }
+    match effect {
+        Effect::Copy(text) => {
+            // The native clipboard as well, where one exists (not on a headless machine).
+            if let Ok(mut clipboard) = arboard::Clipboard::new() {
+                let _ = clipboard.set_text(text.clone());
+            }
+            Ok(())
+        }
+        Effect::Open(url) => open::that_detached(url).map_err(|e| format!("could not open {}: {e}", one_line(url))),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequences_are_well_formed_and_agent_text_cannot_break_out() {
+        assert_eq!(
+            sequence(&Effect::Copy("http://x/approve/1".into())).unwrap(),
+            "\x1b]52;c;aHR0cDovL3gvYXBwcm92ZS8x\x07"
+        );
+        let evil = Effect::Notify("done\x07\x1b]52;c;ZXZpbA==\x07; rm -rf".into());
+        let seq = sequence(&evil).unwrap();
+        assert_eq!(seq.matches('\x07').count(), 2, "only our own terminators: {seq:?}");
+        assert!(!seq.contains("52;c"), "{seq:?}");
+        assert_eq!(
+            sequence(&Effect::Title("a2a-watch (2 waiting)".into())).unwrap(),
+            "\x1b]0;a2a-watch (2 waiting)\x07"
+        );
+    }
+}

@@ -1,0 +1,410 @@
+//! Acting from the dashboard, end to end without a terminal: the real `App` takes key presses,
+//! its commands go to the real engine, which talks to the demo agents over loopback, and the
+//! outcome comes back through the store into the box that asked.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
+use a2a_watch::store::{Change, Store, TaskKey};
+use a2a_watch::ui::app::App;
+use a2a_watch::ui::keys::KeyMap;
+use a2a_watch::ui::on_terminal_event;
+use a2a_watch::ui::steer::{Prefs, Steer};
+use a2a_watch::ui::theme::Theme;
+use a2a_watch::watch::{AgentSpec, Credential, Engine, Event, WatchOptions};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::demo_client::{TOKEN, start_demo};
+use crate::scenarios::{connect, message, stream_all};
+
+/// The dashboard without a screen: events into the store, changes into the app, the app's
+/// commands into the engine.
+struct Dash {
+    app: App,
+    events: mpsc::Receiver<Event>,
+    engine: Engine,
+}
+
+impl Dash {
+    fn new(specs: Vec<AgentSpec>) -> Dash {
+        let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
+        let (tx, events) = mpsc::channel(256);
+        let opts = WatchOptions {
+            max_backoff: Duration::from_millis(300),
+            ..WatchOptions::default()
+        };
+        let engine = Engine::start(specs, opts, tx);
+        let mut app = App::new(store, KeyMap::default(), Theme::default());
+        app.steer = Steer::new(Prefs {
+            auto_popup: true,
+            bell: false,
+            desktop: false,
+        });
+        Dash { app, events, engine }
+    }
+
+    async fn flush(&mut self) {
+        for (agent, command) in std::mem::take(&mut self.app.steer.outbox) {
+            assert!(self.engine.command(agent, command).await, "the agent's task is alive");
+        }
+        self.app.steer.effects.clear();
+    }
+
+    async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            self.flush().await;
+            self.app.refresh();
+            if done(&self.app) {
+                return;
+            }
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Ok(Some(ev)) => {
+                    let change = self.app.store.apply(ev);
+                    if change != Change::Nothing {
+                        self.app.on_changes(&[change]);
+                    }
+                }
+                Ok(None) => panic!("the engine stopped before {what}"),
+                Err(_) => {
+                    let tasks: Vec<String> = self
+                        .app
+                        .store
+                        .tasks()
+                        .map(|t| format!("{} {}", t.key.id, t.state().short_name()))
+                        .collect();
+                    let open = self
+                        .app
+                        .steer
+                        .answer
+                        .as_ref()
+                        .map(|b| (b.key.id.to_string(), b.error.clone(), b.notice.clone()));
+                    panic!(
+                        "timed out waiting for {what}; tasks {tasks:?}; flash {:?}; box {open:?}",
+                        self.app.steer.flash
+                    );
+                }
+            }
+        }
+    }
+
+    fn key(&mut self, code: KeyCode) {
+        on_terminal_event(&mut self.app, TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    fn type_text(&mut self, text: &str) {
+        for c in text.chars() {
+            self.key(KeyCode::Char(c));
+        }
+    }
+
+    fn state(&self, id: &str) -> Option<TaskState> {
+        self.app
+            .store
+            .tasks()
+            .find(|t| &*t.key.id == id)
+            .map(|t| t.state().clone())
+    }
+
+    fn select(&mut self, id: &str) {
+        let key = self.app.store.tasks().find(|t| &*t.key.id == id).map(|t| t.key.clone());
+        self.app.selected = key;
+    }
+}
+
+fn spec(url: &str, name: &str) -> AgentSpec {
+    let mut spec = AgentSpec::new(url);
+    spec.name = Some(name.into());
+    spec.poll_interval = Duration::from_millis(200);
+    spec
+}
+
+/// Starts a task and reads its stream until it waits (the stream may stay open through
+/// AUTH_REQUIRED); returns the task id.
+async fn until_waiting(client: &a2a_watch::a2a::Client, text: &str) -> String {
+    let mut run = crate::scenarios::Run::default();
+    let stream = client
+        .send_streaming_message(&message(text))
+        .await
+        .expect("stream opens");
+    crate::scenarios::read(stream, &mut run, |r| {
+        r.last_state().is_some_and(TaskState::is_interrupted)
+    })
+    .await;
+    run.task
+}
+
+fn box_for(app: &App) -> Option<String> {
+    app.steer.answer.as_ref().map(|b| b.key.id.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_answered_in_the_box_completes_the_review() {
+    let agents = start_demo().await;
+    let url = agents.url("code-reviewer").to_string();
+    let reviewer = connect(&url, Binding::JsonRpc, None).await;
+    let asked = stream_all(&reviewer, &message("review this diff")).await;
+    let mut d = Dash::new(vec![spec(&url, "code-reviewer")]);
+    // At start, the oldest waiting question pops up by itself.
+    d.until("the box pops up", |app| {
+        box_for(app).as_deref() == Some(asked.task.as_str())
+    })
+    .await;
+    d.type_text("release/2026.10");
+    d.key(KeyCode::Enter);
+    d.until("the review completes", |app| {
+        app.steer.answer.is_none() && {
+            app.store
+                .tasks()
+                .any(|t| &*t.key.id == asked.task && *t.state() == TaskState::Completed)
+        }
+    })
+    .await;
+    let done = reviewer.get_task(&asked.task, None).await.unwrap();
+    assert!(
+        serde_json::to_string(&done.artifacts)
+            .unwrap()
+            .contains("release/2026.10")
+    );
+    d.engine.shutdown().await;
+    agents.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_connections_and_refusals_of_the_interactions_extension() {
+    let agents = start_demo().await;
+    let url = agents.url("assistant").to_string();
+    let assistant = connect(&url, Binding::Rest, None).await;
+    let approve = until_waiting(&assistant, "needs an approval first").await;
+    let deny = until_waiting(&assistant, "another approval please").await;
+    let mut d = Dash::new(vec![spec(&url, "assistant")]);
+    d.until("both approvals listed", |app| app.approvals().len() == 2).await;
+
+    // A text reply to an approval is refused by the agent; the box keeps the text.
+    d.select(&approve);
+    d.key(KeyCode::Char('r'));
+    assert_eq!(box_for(&d.app).as_deref(), Some(approve.as_str()));
+    d.type_text("yes, go ahead");
+    d.key(KeyCode::Enter);
+    d.until("the refusal", |app| {
+        app.steer.answer.as_ref().is_some_and(|b| b.error.is_some())
+    })
+    .await;
+    let boxed = d.app.steer.answer.as_ref().unwrap();
+    assert_eq!(boxed.text(), "yes, go ahead");
+    assert!(
+        boxed.error.as_ref().unwrap().contains("UnsupportedOperation"),
+        "{:?}",
+        boxed.error
+    );
+    d.key(KeyCode::Esc);
+
+    // a, confirm, and the held call goes ahead: the connection request follows.
+    d.select(&approve);
+    d.key(KeyCode::Char('a'));
+    assert!(d.app.steer.confirm.is_some(), "approving asks first");
+    d.key(KeyCode::Char('y'));
+    d.until("the connection request", |app| {
+        app.store
+            .tasks()
+            .any(|t| &*t.key.id == approve && t.status.text().starts_with("Connect slack"))
+    })
+    .await;
+    // connected? y
+    d.select(&approve);
+    d.key(KeyCode::Char('a'));
+    d.key(KeyCode::Char('y'));
+    d.until("completed", |app| {
+        app.store
+            .tasks()
+            .any(|t| &*t.key.id == approve && *t.state() == TaskState::Completed)
+    })
+    .await;
+
+    // d denies; the agent decides what follows (it carries on without the call).
+    d.select(&deny);
+    d.key(KeyCode::Char('d'));
+    d.key(KeyCode::Char('y'));
+    d.until("the denial taken", |app| {
+        app.store
+            .tasks()
+            .any(|t| &*t.key.id == deny && t.status.text().starts_with("Connect slack"))
+    })
+    .await;
+    d.select(&deny);
+    d.key(KeyCode::Char('a'));
+    d.key(KeyCode::Char('n'));
+    d.until("finished", |app| {
+        app.store.tasks().any(|t| &*t.key.id == deny && t.state().is_terminal())
+    })
+    .await;
+    let ended = assistant.get_task(&deny, None).await.unwrap();
+    let summary = serde_json::to_string(&ended.artifacts).unwrap();
+    assert!(
+        summary.contains("denied") && summary.to_lowercase().contains("not connected"),
+        "{summary}"
+    );
+    d.engine.shutdown().await;
+    agents.shutdown().await;
+}
+
+/// A TCP relay that can be cut, standing in for a network that goes away.
+struct Relay {
+    port: u16,
+    cut: Arc<AtomicBool>,
+    links: Arc<tokio::sync::Mutex<JoinSet<()>>>,
+}
+
+impl Relay {
+    async fn start(upstream: u16) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let links = Arc::new(tokio::sync::Mutex::new(JoinSet::new()));
+        let (c, l) = (cut.clone(), links.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if c.load(Ordering::SeqCst) {
+                    continue; // dropped: connection refused, in effect
+                }
+                l.lock().await.spawn(async move {
+                    if let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", upstream)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Relay { port, cut, links }
+    }
+
+    async fn set_cut(&self, cut: bool) {
+        self.cut.store(cut, Ordering::SeqCst);
+        if cut {
+            self.links.lock().await.abort_all();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_same_message_id() {
+    let agents = start_demo().await;
+    let url = agents.url("code-reviewer").to_string();
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let relay = Relay::start(port).await;
+    // The agent as seen through the relay: its card, with the interfaces pointed at the relay.
+    let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let card = card.replace(&format!("127.0.0.1:{port}"), &format!("127.0.0.1:{}", relay.port));
+    let dir = std::env::temp_dir().join(format!("a2a-watch-relay-{}", relay.port));
+    std::fs::create_dir_all(&dir).unwrap();
+    let card_file = dir.join("card.json");
+    std::fs::write(&card_file, card).unwrap();
+
+    let reviewer = connect(&url, Binding::JsonRpc, None).await;
+    let asked = stream_all(&reviewer, &message("review this diff")).await;
+    let mut d = Dash::new(vec![spec(card_file.to_str().unwrap(), "code-reviewer")]);
+    d.until("the box", |app| box_for(app).as_deref() == Some(asked.task.as_str()))
+        .await;
+    d.type_text("main");
+    relay.set_cut(true).await;
+    d.key(KeyCode::Enter);
+    d.until("the failure shown in the box", |app| {
+        app.steer.answer.as_ref().is_some_and(|b| b.error.is_some())
+    })
+    .await;
+    let boxed = d.app.steer.answer.as_ref().unwrap();
+    assert_eq!(boxed.text(), "main", "the typed answer is kept");
+    let message_id = boxed.message_id.clone();
+    assert_eq!(d.state(&asked.task), Some(TaskState::InputRequired));
+
+    relay.set_cut(false).await;
+    d.key(KeyCode::Enter);
+    d.until("the retry lands", |app| app.steer.answer.is_none()).await;
+    let done = reviewer.get_task(&asked.task, None).await.unwrap();
+    let answers: Vec<&str> = done
+        .history
+        .iter()
+        .filter(|m| m.role == a2a_watch::a2a::Role::User && m.task_id.is_some())
+        .map(|m| m.message_id.as_str())
+        .collect();
+    assert!(
+        answers.contains(&message_id.as_str()),
+        "the retry reused messageId {message_id}: {answers:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    d.engine.shutdown().await;
+    agents.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_and_new_task_from_the_keyboard() {
+    let agents = start_demo().await;
+    let runner_url = agents.url("test-runner").to_string();
+    let deployer_url = agents.url("deployer").to_string();
+    let runner = connect(&runner_url, Binding::JsonRpc, None).await;
+    let mut slow = message("run the slow tests");
+    slow.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    let StreamResponse::Task(slow) = runner.send_message(&slow).await.unwrap() else {
+        panic!("a task")
+    };
+    let mut deployer = spec(&deployer_url, "deployer");
+    deployer.credential = Credential::Value(a2a_watch::a2a::auth::Secret::new(TOKEN));
+    let mut d = Dash::new(vec![spec(&runner_url, "test-runner"), deployer]);
+    d.until("the slow run", |app| app.store.tasks().any(|t| &*t.key.id == slow.id))
+        .await;
+
+    d.select(&slow.id);
+    d.key(KeyCode::Char('x'));
+    assert!(d.app.steer.confirm.is_some(), "cancel asks first, naming the task");
+    d.key(KeyCode::Char('y'));
+    d.until("canceled", |app| {
+        app.store
+            .tasks()
+            .any(|t| &*t.key.id == slow.id && *t.state() == TaskState::Canceled)
+    })
+    .await;
+    d.until("the outcome said", |app| {
+        app.steer.flash.as_ref().is_some_and(|f| f.0.contains("done"))
+    })
+    .await;
+    // A finished task is not canceled again: nothing is sent.
+    d.key(KeyCode::Char('x'));
+    assert!(d.app.steer.confirm.is_none() && d.app.steer.outbox.is_empty());
+
+    // n: the new-task form, on the selected task's agent; ←/→ changes the agent.
+    d.key(KeyCode::Char('n'));
+    d.key(KeyCode::Tab);
+    d.key(KeyCode::Tab);
+    d.key(KeyCode::Right);
+    d.key(KeyCode::Tab);
+    d.type_text("deploy build 42 to production");
+    d.key(KeyCode::Enter);
+    d.until("the new task appears, selected", |app| {
+        app.steer.new_task.is_none()
+            && app
+                .selected_task()
+                .is_some_and(|t| t.key.agent == 1 && *t.state() == TaskState::Rejected)
+    })
+    .await;
+    let key: TaskKey = d.app.selected.clone().unwrap();
+    let t = d.app.store.task(&key).unwrap();
+    let asked = t.history.first().map(|m| &m.parts[0].content);
+    assert!(
+        matches!(asked, Some(PartContent::Text(text)) if text.contains("build 42")),
+        "{asked:?}"
+    );
+    d.engine.shutdown().await;
+    agents.shutdown().await;
+}
