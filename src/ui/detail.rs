@@ -56,8 +56,7 @@ impl Page {
     fn text(&mut self, text: &str, indent: &str) {
         let (start, cut) = head(text, TEXT_BYTES);
         let clean = sanitize(start);
-        let mut shown = 0;
-        for l in clean.lines() {
+        for (shown, l) in clean.lines().enumerate() {
             if shown == SECTION_LINES {
                 self.push(Line::styled(
                     format!("{indent}… more lines not shown ({} in all)", size(text.len())),
@@ -66,7 +65,6 @@ impl Page {
                 return;
             }
             self.push(Line::raw(format!("{indent}{l}")));
-            shown += 1;
         }
         if cut {
             self.push(Line::styled(
@@ -154,10 +152,7 @@ impl io::Write for Limited {
 
 /// Pretty JSON, at most `max` bytes of it; true if there was more.
 fn pretty_head(value: &Value, max: usize) -> (String, bool) {
-    let mut out = Limited {
-        buf: Vec::new(),
-        max,
-    };
+    let mut out = Limited { buf: Vec::new(), max };
     let whole = serde_json::to_writer_pretty(&mut out, value).is_ok();
     let text = match String::from_utf8(out.buf) {
         Ok(text) => text,
@@ -187,7 +182,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     page.push(Line::styled(format!("task     {}", line(&task.key.id, 200)), t.dim()));
     page.push(Line::styled(format!("context  {}", line(&task.context, 200)), t.dim()));
     if let Some(err) = &task.error {
-        page.push(Line::styled(format!("⚠ {}", line(err, 2000)), Style::new().fg(t.failure)));
+        page.push(Line::styled(
+            format!("⚠ {}", line(err, 2000)),
+            Style::new().fg(t.failure),
+        ));
     }
     page.push(Line::raw(""));
 
@@ -226,7 +224,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     }
     page.push(Line::raw(""));
 
-    page.push(heading(&format!("History ({})", plural(task.history.len(), "message")), t));
+    page.push(heading(
+        &format!("History ({})", plural(task.history.len(), "message")),
+        t,
+    ));
     // The current status message is often the last history entry too (a2a-js): not twice.
     let current = task.status.message.as_ref().map(|m| m.message_id.as_str());
     for m in task
@@ -315,9 +316,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, key: &TaskKey, scroll: usi
     let end = (scroll + height).min(total);
     let mut b = block(t).title(title);
     if total > height {
-        b = b.title_bottom(
-            Line::styled(format!(" lines {}–{end} of {total} ", scroll + 1), t.dim()).right_aligned(),
-        );
+        b = b.title_bottom(Line::styled(format!(" lines {}–{end} of {total} ", scroll + 1), t.dim()).right_aligned());
     }
     // Only the lines on screen are handed to the widget.
     let shown: Vec<Line> = all.into_iter().skip(scroll).take(height).collect();

@@ -114,7 +114,11 @@ pub fn state_name(state: &TaskState) -> String {
 
 /// `1 task`, `3 tasks`.
 pub fn plural(n: usize, what: &str) -> String {
-    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 /// Wraps a styled line to `width` columns: at spaces where it can, inside a word that is longer
@@ -167,7 +171,8 @@ pub fn wrap(line: &Line<'_>, width: usize, hang: usize, max: usize) -> Vec<Line<
         && let Some(last) = out.last_mut()
     {
         // Cut: the last cell says so.
-        while !last.is_empty() && (last.iter().map(|c| c.2).sum::<usize>() + 1 > room || last[last.len() - 1].0 == ' ') {
+        while !last.is_empty() && (last.iter().map(|c| c.2).sum::<usize>() + 1 > room || last[last.len() - 1].0 == ' ')
+        {
             last.pop();
         }
         let style = last.last().map_or(Style::new(), |c| c.1);

@@ -106,6 +106,8 @@ fn add(s: &mut Store, agent: usize, id: &str, context: &str, state: &str, text: 
     s.apply(snapshot(agent, task_json(id, context, state, text, at), at));
 }
 
+/// What the running test run last said.
+const PROGRESS: &str = "collected 12 items · 7/12";
 const CTX: &str = "ac3830af-5b2d-4f0e-a1c9-3e7d2f6b8a90";
 const WORKING: &str = "3d8f7801-2c4b-4e5a-9f1d-0b6c7a8e9d21";
 const COMPLETED: &str = "a31361b3-77d0-4c1e-8b2a-5f9e6d4c3b10";
@@ -124,7 +126,14 @@ fn demo_store() -> Store {
     });
     // A test run watched from submission, with chunked artifacts.
     add(&mut s, RUNNER, WORKING, CTX, "TASK_STATE_SUBMITTED", "", NOW - 30);
-    s.apply(status_update(RUNNER, WORKING, CTX, "TASK_STATE_WORKING", "collecting", NOW - 20));
+    s.apply(status_update(
+        RUNNER,
+        WORKING,
+        CTX,
+        "TASK_STATE_WORKING",
+        "collecting",
+        NOW - 20,
+    ));
     s.apply(update(
         RUNNER,
         json!({"artifactUpdate": {"taskId": WORKING, "contextId": CTX,
@@ -136,7 +145,7 @@ fn demo_store() -> Store {
         WORKING,
         CTX,
         "TASK_STATE_WORKING",
-        "collected 12 items · 7/12",
+        PROGRESS,
         NOW - 3,
     ));
     completed_task(&mut s);
@@ -222,7 +231,7 @@ fn completed_task(s: &mut Store) {
         COMPLETED,
         CTX,
         "TASK_STATE_WORKING",
-        "collected 12 items · 7/12",
+        PROGRESS,
         NOW - 150,
     ));
     let mut done = task_json(COMPLETED, CTX, "TASK_STATE_COMPLETED", "1 failed, 11 passed", NOW - 120);
@@ -338,23 +347,25 @@ fn main_screen() {
     snapshot_sizes("main", &mut app);
 }
 
+/// Opens the detail pane of a task with Enter, as a person does.
+fn open_detail(app: &mut App, task: TaskKey) {
+    app.overlays.clear();
+    app.selected = Some(task.clone());
+    press(app, KeyCode::Enter);
+    assert_eq!(app.overlays, [Overlay::Detail { key: task, scroll: 0 }]);
+}
+
 #[test]
 fn detail_pane() {
     let mut app = app(demo_store());
-    app.overlays.push(Overlay::Detail {
-        key: key(RUNNER, COMPLETED),
-        scroll: 0,
-    });
+    open_detail(&mut app, key(RUNNER, COMPLETED));
     snapshot_sizes("detail", &mut app);
 }
 
 #[test]
 fn detail_pane_scrolls_to_the_raw_json() {
     let mut app = app(demo_store());
-    app.overlays.push(Overlay::Detail {
-        key: key(RUNNER, COMPLETED),
-        scroll: 0,
-    });
+    open_detail(&mut app, key(RUNNER, COMPLETED));
     press(&mut app, KeyCode::End);
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
@@ -366,7 +377,10 @@ fn detail_pane_scrolls_to_the_raw_json() {
         panic!("the detail pane is open");
     };
     let position = format!("lines {}–{} of {}", end + 1, end + 20, end + 20);
-    assert!(text.contains(&position), "the pane says where it is ({position}):\n{text}");
+    assert!(
+        text.contains(&position),
+        "the pane says where it is ({position}):\n{text}"
+    );
     // One step up from the end is one line up, not a jump back from a huge offset.
     press(&mut app, KeyCode::Up);
     render(&mut app, 80, 24);
@@ -404,6 +418,21 @@ fn help_overlay() {
     press(&mut app, KeyCode::Char('?'));
     assert_eq!(app.overlays, [Overlay::Help]);
     snapshot_sizes("help", &mut app);
+    // The whole key map is readable even on 80x24: every action's keys, and the last line.
+    for (w, h) in SIZES {
+        let terminal = render(&mut app, w, h);
+        let buffer = terminal.backend().buffer();
+        for (action, _) in super::keys::Action::HELP {
+            let keys: Vec<String> = app.keys.keys_for(action).iter().map(ToString::to_string).collect();
+            let keys = keys.join(" ");
+            assert!(
+                find(buffer, &keys).is_some(),
+                "{w}x{h}: {keys:?} for {action:?}:\n{}",
+                terminal.backend()
+            );
+        }
+        assert!(find(buffer, "Any key closes this help.").is_some(), "{w}x{h}");
+    }
 }
 
 #[test]
@@ -417,7 +446,7 @@ fn unauthorized_agent() {
                 .into(),
         },
     });
-    add(&mut s, RUNNER, WORKING, CTX, "TASK_STATE_WORKING", "collected 12 items · 7/12", NOW - 3);
+    add(&mut s, RUNNER, WORKING, CTX, "TASK_STATE_WORKING", PROGRESS, NOW - 3);
     let mut app = app(s);
     snapshot_sizes("unauthorized", &mut app);
     for (w, h) in SIZES {
@@ -426,7 +455,11 @@ fn unauthorized_agent() {
         let (x, y) = find(buffer, "unauthorized").unwrap_or_else(|| panic!("{w}x{h}:\n{}", terminal.backend()));
         assert_eq!(buffer[(x, y)].fg, app.theme.broken, "{w}x{h}");
         if w >= 100 {
-            assert!(find(buffer, "A2A_TOKEN_DEPLOYER").is_some(), "{w}x{h}:\n{}", terminal.backend());
+            assert!(
+                find(buffer, "A2A_TOKEN_DEPLOYER").is_some(),
+                "{w}x{h}:\n{}",
+                terminal.backend()
+            );
         }
     }
 }
@@ -442,7 +475,8 @@ fn empty_state() {
 #[test]
 fn hostile_status_text() {
     let mut s = store();
-    let nasty = "ok\x1b[2J\x1b]0;pwned\x07 then \u{202e}evil\u{202c} text \x1b]52;c;aGVsbG8=\x1b\\ and \u{9b}31m red\r\n";
+    let nasty =
+        "ok\x1b[2J\x1b]0;pwned\x07 then \u{202e}evil\u{202c} text \x1b]52;c;aGVsbG8=\x1b\\ and \u{9b}31m red\r\n";
     add(&mut s, RUNNER, "hostile-1", CTX, "TASK_STATE_WORKING", nasty, NOW - 5);
     // An unknown state name is shown verbatim, so it must be cleaned too.
     add(
@@ -460,7 +494,15 @@ fn hostile_status_text() {
         "lorem \x1b[31mipsum\x1b[0m dolor ".repeat(10_000_000 / 27 + 1)
     );
     assert!(huge.len() >= 10_000_000);
-    add(&mut s, DEPLOYER, "hostile-3", CTX, "TASK_STATE_AUTH_REQUIRED", &huge, NOW - 7);
+    add(
+        &mut s,
+        DEPLOYER,
+        "hostile-3",
+        CTX,
+        "TASK_STATE_AUTH_REQUIRED",
+        &huge,
+        NOW - 7,
+    );
     let mut app = app(s);
     snapshot_sizes("hostile", &mut app);
     for (w, h) in SIZES {
@@ -469,10 +511,7 @@ fn hostile_status_text() {
     // The detail panes render too, cleaned; the huge one cut with a note, and quickly enough
     // that scrolling through it is no chore.
     for id in ["hostile-1", "hostile-2", "hostile-3"] {
-        app.overlays = vec![Overlay::Detail {
-            key: key(if id == "hostile-3" { DEPLOYER } else { RUNNER }, id),
-            scroll: 0,
-        }];
+        open_detail(&mut app, key(if id == "hostile-3" { DEPLOYER } else { RUNNER }, id));
         for (w, h) in SIZES {
             let terminal = render(&mut app, w, h);
             let text = screen_text(terminal.backend().buffer());
@@ -485,17 +524,17 @@ fn hostile_status_text() {
         }
     }
     let huge = app.store.task(&key(DEPLOYER, "hostile-3")).unwrap();
-    let page: Vec<String> = super::detail::lines(&app, huge, 78).iter().map(|l| l.to_string()).collect();
+    let page: Vec<String> = super::detail::lines(&app, huge, 78)
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
     assert!(
         page.iter().any(|l| l.contains("cut at 64.0 KiB (9.5 MiB in all)")),
         "the huge text is cut with a note: {:?}",
         page.iter().filter(|l| l.contains('…')).collect::<Vec<_>>()
     );
     assert!(page.len() < 2000, "{} lines", page.len());
-    app.overlays = vec![Overlay::Detail {
-        key: key(RUNNER, "hostile-1"),
-        scroll: 0,
-    }];
+    open_detail(&mut app, key(RUNNER, "hostile-1"));
     snapshot_sizes("hostile_detail", &mut app);
 }
 
@@ -530,14 +569,20 @@ fn state_cells_are_coloured_by_class() {
             assert_eq!(style.fg, Some(fg), "{w}x{h} {name}");
             assert!(style.add_modifier.contains(modifier), "{w}x{h} {name}: {style:?}");
             if modifier.is_empty() {
-                assert!(!style.add_modifier.contains(Modifier::BOLD), "{w}x{h} {name}: {style:?}");
+                assert!(
+                    !style.add_modifier.contains(Modifier::BOLD),
+                    "{w}x{h} {name}: {style:?}"
+                );
             }
             assert!(!style.add_modifier.contains(Modifier::REVERSED), "{w}x{h} {name}");
         }
         let (x, y) = find_state("PAUSED");
         let style = buffer[(x, y)].style();
         assert_eq!(style.fg, Some(t.unknown), "{w}x{h} unknown");
-        assert!(style.add_modifier.contains(Modifier::REVERSED), "{w}x{h} unknown: {style:?}");
+        assert!(
+            style.add_modifier.contains(Modifier::REVERSED),
+            "{w}x{h} unknown: {style:?}"
+        );
         assert_eq!(
             find(buffer, "TASK_STATE_PAUSED"),
             None,
@@ -619,7 +664,10 @@ fn typing_a_filter_narrows_the_rows() {
     let terminal = render(&mut app, 160, 48);
     assert_eq!(app.rows().len(), 2, "the deployer's two tasks");
     let text = screen_text(terminal.backend().buffer());
-    assert!(text.contains("/ agent:deployer"), "the filter is shown as typed:\n{text}");
+    assert!(
+        text.contains("/ agent:deployer"),
+        "the filter is shown as typed:\n{text}"
+    );
     assert!(!text.contains(&WORKING[..8]), "the test runs are filtered out:\n{text}");
     // `q` while typing is text, not quit.
     type_text(&mut app, " !q");
@@ -650,4 +698,3 @@ fn a_filter_that_matches_nothing_says_so() {
     assert!(app.rows().is_empty());
     assert!(find(terminal.backend().buffer(), "No task matches the filter").is_some());
 }
-

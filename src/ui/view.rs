@@ -12,9 +12,7 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap}
 
 use super::app::{App, Focus, Overlay};
 use super::detail;
-use super::format::{
-    STATE_NAME, ago, fit, head, line, links, pad, plural, short_id, state_name, waited, width, wrap,
-};
+use super::format::{STATE_NAME, ago, fit, head, line, links, pad, plural, short_id, state_name, waited, width, wrap};
 use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
 use crate::a2a::Part;
@@ -73,8 +71,13 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         } else {
             (area.width.saturating_sub(2), 2)
         };
-        let need: usize = approval_blocks(app, usize::from(inner), compact).iter().map(Vec::len).sum();
-        to_u16(need).saturating_add(border).min((area.height / 3).max(border + 2))
+        let need: usize = approval_blocks(app, usize::from(inner), compact)
+            .iter()
+            .map(Vec::len)
+            .sum();
+        to_u16(need)
+            .saturating_add(border)
+            .min((area.height / 3).max(border + 2))
     };
     let [title, agents, tasks, approvals, footer] = Layout::vertical([
         Constraint::Length(1),
@@ -246,17 +249,21 @@ fn trouble(name: &str, health: &Health) -> Option<String> {
     })
 }
 
+/// Columns for agent names: the longest name's, at least 5 and at most `max`.
+fn name_width(app: &App, max: usize) -> usize {
+    app.store
+        .agents
+        .iter()
+        .map(|a| width(&line(&a.name, max)))
+        .max()
+        .unwrap_or(5)
+        .clamp(5, max)
+}
+
 /// One row per agent (its trouble wrapped under it), for a panel `width` columns wide inside.
 fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let name_w = app
-        .store
-        .agents
-        .iter()
-        .map(|a| width(&line(&a.name, 24)))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, 24);
+    let name_w = name_width(app, 24);
     let mut out = Vec::new();
     for (i, a) in app.store.agents.iter().enumerate() {
         let health = &a.health;
@@ -372,14 +379,7 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
         return;
     }
     // The agent column is as wide as the longest name, within limits: a short tag when narrow.
-    let agent_w = app
-        .store
-        .agents
-        .iter()
-        .map(|a| width(&line(&a.name, 24)))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, if wide { 16 } else { 10 });
+    let agent_w = name_width(app, if wide { 16 } else { 10 });
     const STATE_W: usize = STATE_NAME + 2;
     let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
         (
@@ -387,7 +387,10 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
             vec![agent_w, 8, 8, STATE_W, 5, 7, 0, 3],
         )
     } else {
-        (vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"], vec![agent_w, 8, STATE_W, 5, 0])
+        (
+            vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"],
+            vec![agent_w, 8, STATE_W, 5, 0],
+        )
     };
     // Room to breathe between columns once the status text has plenty.
     let spacing = if area.width >= 150 { 2 } else { 1 };
@@ -450,7 +453,10 @@ fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w:
     let state = task.state();
     let agent = app.store.agent_name(task.key.agent);
     let status = match &task.error {
-        Some(err) => line(&format!("⚠ {} · {}", line(err, 200), line(&status_head(task), 200)), status_w),
+        Some(err) => line(
+            &format!("⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
+            status_w,
+        ),
         None => line(&status_head(task), status_w),
     };
     let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
@@ -488,7 +494,10 @@ fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'stat
     let link_lines = |p: &TaskEntry, indent: &str| {
         let found = p.status.message.as_ref().map(links).unwrap_or_default();
         if found.is_empty() {
-            return vec![Line::styled(format!("{indent}(no link in the status message)"), t.dim())];
+            return vec![Line::styled(
+                format!("{indent}(no link in the status message)"),
+                t.dim(),
+            )];
         }
         found
             .iter()
@@ -667,7 +676,10 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
     } else {
         // Two columns, split where the lines balance.
         let col_w = inner_w.saturating_sub(1) / 2;
-        let heights: Vec<usize> = entries.iter().map(|e| column(std::slice::from_ref(e), col_w).len()).collect();
+        let heights: Vec<usize> = entries
+            .iter()
+            .map(|e| column(std::slice::from_ref(e), col_w).len())
+            .collect();
         let total: usize = heights.iter().sum();
         let mut split = 0;
         let mut acc = 0;
@@ -704,7 +716,8 @@ fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
     if right.is_empty() {
         frame.render_widget(Paragraph::new(left), top);
     } else {
-        let [l, _, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Length(1), Constraint::Fill(1)]).areas(top);
+        let [l, _, r] =
+            Layout::horizontal([Constraint::Fill(1), Constraint::Length(1), Constraint::Fill(1)]).areas(top);
         frame.render_widget(Paragraph::new(left), l);
         frame.render_widget(Paragraph::new(right), r);
     }
