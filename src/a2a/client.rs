@@ -207,6 +207,15 @@ impl Client {
     }
 
     /// SubscribeToTask: the first event is the task snapshot (spec section 3.1.6).
+    ///
+    /// 0.3 agents (a2a-python 0.3.26) differ: `tasks/resubscribe` sends no snapshot, and a
+    /// refusal (unknown task, terminal task as -32602, an INPUT_REQUIRED task whose turn ended as
+    /// TaskNotFound) is a 200 event stream with one error frame, not an error reply. Telling it
+    /// apart here would mean waiting for the first frame, which on a quiet task never comes; so
+    /// this returns the stream, whose one item is that typed error, and then its end. Callers
+    /// already treat an error frame as the end of the stream and ask GetTask. (0.3.26 also
+    /// neither relays CANCELED to such streams, which just end, nor stores the chunks it relays
+    /// only once: GetTask then repeats them. Nothing a client can mend; the tests pin it.)
     pub async fn subscribe(&self, id: &str) -> Result<EventStream> {
         self.stream(Call::SubscribeToTask(&self.task_id_request(id))).await
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::demo_client::{TOKEN, start_demo};
 
-async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"));
     cmd.args(args).env_remove("A2A_TOKEN").env_remove("A2A_TOKEN_DEPLOYER");
     for (k, v) in env {
@@ -17,14 +17,14 @@ async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     out.expect("the command finished in time").expect("the binary runs")
 }
 
-fn lines(out: &Output) -> Vec<Value> {
+pub fn lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not NDJSON: {l}: {e}")))
         .collect()
 }
 
-fn stderr(out: &Output) -> String {
+pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

@@ -23,11 +23,17 @@ async fn lifecycle(binding: Binding) {
     let runner = connect(agents.url("test-runner"), binding, None).await;
     test_run_completes(&runner, "run the tests of payments-api").await;
     failing_run_fails(&runner, "run the tests, they will fail").await;
-    cancel_and_subscribe(&runner, "run the slow tests").await;
-    unknown_tasks_are_not_found(&runner).await;
+    cancel_and_subscribe(&runner, &Quirks::SPEC, "run the slow tests").await;
+    unknown_tasks_are_not_found(&runner, &Quirks::SPEC).await;
 
     let reviewer = connect(agents.url("code-reviewer"), binding, None).await;
-    question_is_answered(&reviewer, "review this diff of payments-api", "release/2026.10").await;
+    question_is_answered(
+        &reviewer,
+        &Quirks::SPEC,
+        "review this diff of payments-api",
+        "release/2026.10",
+    )
+    .await;
 
     let deployer = connect(agents.url("deployer"), binding, Some(TOKEN)).await;
     approval_out_of_band(&deployer, "deploy build 2026.10.06-1 to staging").await;

@@ -8,3 +8,4 @@ mod scenarios;
 mod sdk_js;
 mod sdk_python;
 mod steer;
+mod tui;
