@@ -131,9 +131,11 @@ impl TaskWatch {
                     }
                 }
                 // An error frame ends this stream, not the task (a2a-js closes an old stream
-                // with -32004 "Stream ordering violation" when the next turn starts).
+                // with -32004 "Stream ordering violation" when the next turn starts; a2a-python
+                // 0.3.26 refuses a resubscription with a TaskNotFound frame for a task that
+                // exists). GetTask, next, says what is true; the frame goes to the log only.
                 Err(e @ Error::Agent { .. }) => {
-                    self.error(&e).await;
+                    tracing::info!(agent = self.agent, task = %self.id, error = %e, "stream ended by an error frame");
                     break;
                 }
                 // A frame that does not decode is reported; the stream goes on.
