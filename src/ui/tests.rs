@@ -698,3 +698,159 @@ fn a_filter_that_matches_nothing_says_so() {
     assert!(app.rows().is_empty());
     assert!(find(terminal.backend().buffer(), "No task matches the filter").is_some());
 }
+
+/// An interactions/v1 approval waiting on the assistant.
+fn with_extension_approval(s: &mut Store) -> TaskKey {
+    let ext = crate::a2a::INTERACTIONS_EXTENSION;
+    let mut task = task_json(
+        "0a1b2c3d-aaaa-4bbb-8ccc-0d1e2f3a4b5c",
+        CTX,
+        "TASK_STATE_AUTH_REQUIRED",
+        "",
+        NOW - 20,
+    );
+    task["status"]["message"] = json!({
+        "messageId": "m-approve", "role": "ROLE_AGENT", "extensions": [ext],
+        "parts": [{"text": "Approve github / create_pull_request?"}],
+        "metadata": {ext: {"interactionId": "eff_01J", "kind": "approval", "prompt": "Approve github / create_pull_request?",
+                           "detail": {"server": "github", "tool": "create_pull_request"}}}});
+    s.apply(snapshot(ASSISTANT, task, NOW - 20));
+    key(ASSISTANT, "0a1b2c3d-aaaa-4bbb-8ccc-0d1e2f3a4b5c")
+}
+
+#[test]
+fn the_input_box_keeps_a_failed_answer_for_a_retry() {
+    let mut app = app(demo_store());
+    app.open_answer(&key(REVIEWER, QUESTION));
+    type_text(&mut app, "release/2026.10");
+    snapshot_sizes("input_box", &mut app);
+    press(&mut app, KeyCode::Enter);
+    let (agent, command) = app.steer.outbox.pop().expect("the answer goes to the engine");
+    let crate::watch::Command::Send { action, request } = command else {
+        panic!("a send")
+    };
+    assert_eq!(agent, REVIEWER);
+    assert_eq!(request.message.task_id.as_deref(), Some(QUESTION));
+    assert_eq!(
+        request.message.context_id.as_deref(),
+        Some("49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a")
+    );
+    let first_id = request.message.message_id.clone();
+    let failed = crate::watch::ActionOutcome::Failed {
+        message: "code-reviewer: cannot connect".into(),
+    };
+    let change = app.store.apply(Event::Action {
+        agent,
+        action,
+        outcome: failed,
+    });
+    app.on_changes(&[change]);
+    let boxed = app.steer.answer.as_ref().expect("the box stays");
+    assert_eq!(boxed.text(), "release/2026.10");
+    let terminal = render(&mut app, 80, 24);
+    let text = screen_text(terminal.backend().buffer());
+    assert!(text.contains("cannot connect") && text.contains("retries"), "{text}");
+    insta::assert_snapshot!("input_box_failed_80x24", terminal.backend());
+    // The retry carries the same messageId: an agent that deduplicates answers once.
+    press(&mut app, KeyCode::Enter);
+    let (_, retry) = app.steer.outbox.pop().expect("retried");
+    let crate::watch::Command::Send { request, .. } = retry else {
+        panic!("a send")
+    };
+    assert_eq!(request.message.message_id, first_id);
+}
+
+#[test]
+fn an_answer_to_a_question_someone_else_answered_is_not_sent() {
+    let mut app = app(demo_store());
+    app.open_answer(&key(REVIEWER, QUESTION));
+    type_text(&mut app, "main");
+    let change = app.store.apply(status_update(
+        REVIEWER,
+        QUESTION,
+        "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a",
+        "TASK_STATE_WORKING",
+        "comparing",
+        NOW - 1,
+    ));
+    app.on_changes(&[change]);
+    press(&mut app, KeyCode::Enter);
+    assert!(app.steer.outbox.is_empty(), "nothing sent");
+    let notice = app
+        .steer
+        .answer
+        .as_ref()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default();
+    assert!(
+        notice.contains("someone else answered") && notice.contains("WORKING"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
+    let mut s = demo_store();
+    let approval = with_extension_approval(&mut s);
+    let mut app = app(s);
+    app.selected = Some(approval.clone());
+    snapshot_sizes("approvals_with_extension", &mut app);
+    let terminal = render(&mut app, 160, 48);
+    assert!(screen_text(terminal.backend().buffer()).contains("github / create_pull_request  a approve · d deny"));
+    press(&mut app, KeyCode::Char('a'));
+    assert!(app.steer.outbox.is_empty(), "nothing before the confirmation");
+    snapshot_sizes("confirm_approve", &mut app);
+    press(&mut app, KeyCode::Char('y'));
+    let (agent, crate::watch::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(agent, ASSISTANT);
+    let v = serde_json::to_value(&request.message).unwrap();
+    assert_eq!(v["parts"][0]["data"], json!({"approved": true}));
+    assert_eq!(
+        v["metadata"][crate::a2a::INTERACTIONS_EXTENSION]["interactionId"],
+        "eff_01J"
+    );
+    assert_eq!(
+        v["messageId"], "answer:eff_01J",
+        "the idempotency key names the interaction"
+    );
+}
+
+#[test]
+fn cancel_asks_first_naming_the_task() {
+    let mut app = app(demo_store());
+    app.selected = Some(key(RUNNER, WORKING));
+    press(&mut app, KeyCode::Char('x'));
+    let terminal = render(&mut app, 80, 24);
+    assert!(screen_text(terminal.backend().buffer()).contains("Cancel task 3d8f7801 on test-runner?"));
+    insta::assert_snapshot!("confirm_cancel_80x24", terminal.backend());
+    press(&mut app, KeyCode::Char('n'));
+    assert!(
+        app.steer.outbox.is_empty() && app.steer.confirm.is_none(),
+        "no sends nothing"
+    );
+}
+
+#[test]
+fn inbox_and_new_task_forms() {
+    let mut app = app(demo_store());
+    press(&mut app, KeyCode::Char('i'));
+    snapshot_sizes("inbox", &mut app);
+    press(&mut app, KeyCode::Esc);
+    app.selected = Some(key(DEPLOYER, APPROVAL));
+    press(&mut app, KeyCode::Char('n'));
+    type_text(&mut app, "deploy build 2026.10.07-2 to staging");
+    snapshot_sizes("new_task", &mut app);
+    press(&mut app, KeyCode::Enter);
+    let (agent, crate::watch::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+        panic!()
+    };
+    assert_eq!(agent, DEPLOYER, "on the selected task's agent");
+    assert_eq!(
+        request.message.context_id.as_deref(),
+        Some("9e8e6bcf-1a2b-4c3d-8e4f-5a6b7c8d9e0f"),
+        "and its context"
+    );
+    assert_eq!(request.message.task_id, None, "a new task");
+}

@@ -16,6 +16,7 @@ use super::format::{STATE_NAME, ago, fit, head, line, links, pad, plural, short_
 use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
 use crate::a2a::Part;
+use crate::a2a::interactions::{Interaction, Kind};
 use crate::store::{Counts, TaskEntry};
 use crate::watch::Health;
 
@@ -491,7 +492,26 @@ fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'stat
     let pending = app.approvals();
     let focused = app.focus == Focus::Approvals;
     let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
+    let k = |a: Action| app.keys.hint(a);
     let link_lines = |p: &TaskEntry, indent: &str| {
+        // interactions/v1: answered in-band, so the held call and the keys, not a link.
+        if let Some(i) = p.status.message.as_ref().and_then(Interaction::of) {
+            let (subject, keys) = match i.kind {
+                Kind::Connection => (
+                    format!("connect {}", i.subject().unwrap_or_default()),
+                    format!("{} connected? · {} decline", k(Action::Approve), k(Action::Deny)),
+                ),
+                _ => (
+                    i.subject().unwrap_or_else(|| "a held tool call".into()),
+                    format!("{} approve · {} deny", k(Action::Approve), k(Action::Deny)),
+                ),
+            };
+            let spans = vec![
+                Span::raw(format!("{indent}{}  ", line(&subject, width / 2))),
+                Span::styled(keys, t.dim()),
+            ];
+            return vec![Line::from(spans)];
+        }
         let found = p.status.message.as_ref().map(links).unwrap_or_default();
         if found.is_empty() {
             return vec![Line::styled(
@@ -544,6 +564,10 @@ fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'stat
             let marker = if focused && i == app.approval { "▶" } else { " " };
             let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
             block.extend(link_lines(p, "    "));
+            if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
+                let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
+                block.push(Line::styled(keys, t.dim()));
+            }
             block
         })
         .collect()
@@ -577,6 +601,9 @@ fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
     frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
 }
 
+/// How long a one-line message stays in the footer.
+const FLASH_SECONDS: i64 = 6;
+
 fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
@@ -600,16 +627,38 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
         Span::styled(format!(" · {live} "), t.dim()),
     ];
+    // What the user just did, and what became of it, for a few seconds.
+    if let Some((text, error, at)) = &app.steer.flash
+        && app.now.duration_since(*at).as_secs() < FLASH_SECONDS
+    {
+        let style = if *error {
+            Style::new().fg(t.failure)
+        } else {
+            Style::new().fg(t.success)
+        };
+        let room_left = room.saturating_sub(spans_width(&right) + 1);
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!(" {}", line(text, room_left)), style)),
+            area,
+        );
+        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+        return;
+    }
     let k = |a: Action| app.keys.hint(a);
     let mut hints = vec![
         format!("{}{} move", k(Action::Up), k(Action::Down)),
         format!("{} details", k(Action::Details)),
-        format!("{} filter", k(Action::Filter)),
     ];
+    if waiting > 0 {
+        hints.push(format!("{} inbox", k(Action::Inbox)));
+    }
     if !app.approvals().is_empty() {
         hints.push(format!("{} approvals", k(Action::FocusNext)));
     }
     hints.extend([
+        format!("{} filter", k(Action::Filter)),
+        format!("{} new task", k(Action::NewTask)),
+        format!("{} cancel", k(Action::Cancel)),
         format!("{} sort", k(Action::Sort)),
         format!("{} freeze", k(Action::Freeze)),
         format!("{} finished", k(Action::ToggleTerminal)),
