@@ -118,7 +118,8 @@ pub fn task_table(tasks: &[Task]) -> String {
             "{:<36}  {:<36}  {:<15}  {:<24}  {}",
             cut(&one_line(&t.id), 36),
             cut(&one_line(&t.context_id), 36),
-            t.status.state.short_name(),
+            // An unknown state is the agent's own string: sanitized like any agent text.
+            cut(&one_line(t.status.state.short_name()), 15),
             cut(&at, 24),
             cut(&one_line(&t.status.text()), 80)
         );
@@ -138,7 +139,7 @@ pub fn task_detail(task: &Task) -> String {
     let _ = writeln!(
         out,
         "state    {} ({}) at {at}",
-        task.status.state.short_name(),
+        one_line(task.status.state.short_name()),
         task.status.state.class().as_str()
     );
     if let Some(m) = &task.status.message {

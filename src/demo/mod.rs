@@ -10,6 +10,7 @@ mod error;
 mod guard;
 mod jsonrpc;
 mod listing;
+pub mod load;
 pub mod planner;
 mod rest;
 mod router;

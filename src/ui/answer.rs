@@ -32,7 +32,7 @@ pub struct AnswerBox {
 
 /// What pressing Enter in the box leads to.
 pub enum Submit {
-    Send(SendMessageRequest),
+    Send(Box<SendMessageRequest>),
     /// Nothing to send (empty, already sending, or the task moved on); the box says why.
     Nothing,
 }
@@ -113,10 +113,10 @@ impl AnswerBox {
         };
         self.error = None;
         self.notice = None;
-        Submit::Send(SendMessageRequest {
+        Submit::Send(Box::new(SendMessageRequest {
             message,
             ..Default::default()
-        })
+        }))
     }
 
     /// Takes in the outcome of the send; true when the box can close.

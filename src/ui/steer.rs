@@ -86,7 +86,13 @@ impl App {
 
     fn send(&mut self, agent: AgentId, request: SendMessageRequest) -> ActionId {
         let action = self.action_id();
-        self.steer.outbox.push((agent, Command::Send { action, request }));
+        self.steer.outbox.push((
+            agent,
+            Command::Send {
+                action,
+                request: Box::new(request),
+            },
+        ));
         action
     }
 
@@ -224,6 +230,11 @@ impl App {
 
     /// Keys while a box is open. True if a box took the key.
     pub fn on_modal_key(&mut self, key: KeyEvent) -> bool {
+        // Ctrl-C quits from anywhere; every other key belongs to the box.
+        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return true;
+        }
         if let Some(confirm) = self.steer.confirm.clone() {
             match key.code {
                 KeyCode::Char('y' | 'Y') => self.confirmed(confirm, true),
@@ -282,7 +293,7 @@ impl App {
                 };
                 if let Submit::Send(request) = boxed.submit(&self.store) {
                     let agent = boxed.key.agent;
-                    let action = self.send(agent, request);
+                    let action = self.send(agent, *request);
                     if let Some(b) = self.steer.answer.as_mut() {
                         b.sending = Some(action);
                     }

@@ -339,7 +339,8 @@ impl Act {
 
     /// Streams the message where the agent streams (its events flow into the store as they come),
     /// sends it without waiting otherwise; then the task is watched like any other.
-    async fn send(self, action: ActionId, mut request: SendMessageRequest) {
+    async fn send(self, action: ActionId, request: Box<SendMessageRequest>) {
+        let mut request = *request;
         let task = if self.client.streams() {
             let mut stream = match self.client.send_streaming_message(&request).await {
                 Ok(s) => s,

@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::a2a::{ClientOptions, SendMessageRequest};
 use crate::a2a::auth::Secret;
+use crate::a2a::{ClientOptions, SendMessageRequest};
 pub use event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
@@ -86,8 +86,14 @@ pub enum Command {
     Watch(String),
     /// Send a message: a new task, or an answer on a task. Its events flow into the store; the
     /// outcome comes back as `Event::Action`.
-    Send { action: ActionId, request: SendMessageRequest },
-    Cancel { action: ActionId, task: String },
+    Send {
+        action: ActionId,
+        request: Box<SendMessageRequest>,
+    },
+    Cancel {
+        action: ActionId,
+        task: String,
+    },
 }
 
 /// The running engine; dropping it stops every agent task.

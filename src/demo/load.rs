@@ -1,0 +1,669 @@
+//! A load agent for the benchmarks (`a2a-watch serve-load`, hidden): N tasks per agent on
+//! loopback, A2A 1.0 over JSON-RPC, frames shaped like a2a-python 1.3's. Each SubscribeToTask
+//! stream sends the task snapshot, then the task's remaining status updates (and artifact chunks)
+//! as fast as the client reads, or at a set rate per stream; the last update completes the task
+//! unless `hold` keeps it working with the stream open. ListTasks pages over every task
+//! (pageSize, pageToken, statusTimestampAfter, includeArtifacts), GetTask answers the current
+//! state, and `GET /_load/stats` counts what was served so a harness can tell when a run is done.
+//!
+//! Frames are written by hand rather than through serde, so the server costs the client under
+//! test as little CPU as possible on a shared machine.
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::io;
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::a2a::card::{AgentCapabilities, AgentCard, AgentInterface};
+use crate::a2a::{Binding, parse_timestamp};
+
+/// What the load agents serve.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// Agents, each on its own port (consecutive from `port`, or ephemeral when `port` is 0).
+    pub agents: usize,
+    /// Tasks per agent.
+    pub tasks: usize,
+    /// Status updates per task, the last one COMPLETED unless `hold`.
+    pub events: usize,
+    /// Events per second on each stream; `None` = as fast as the client reads.
+    pub rate: Option<f64>,
+    /// Total text of each task's artifact (0 = no artifact).
+    pub artifact_bytes: usize,
+    /// Chunks the artifact is streamed in (append), spread between the status updates.
+    pub artifact_chunks: usize,
+    /// Keep every task WORKING and its stream open after its events.
+    pub hold: bool,
+    pub port: u16,
+    /// Interval of `: keep-alive` comments on streams with nothing to send (sse-starlette's 15 s).
+    pub keep_alive: Duration,
+}
+
+impl Default for LoadConfig {
+    fn default() -> LoadConfig {
+        LoadConfig {
+            agents: 1,
+            tasks: 100,
+            events: 100,
+            rate: None,
+            artifact_bytes: 0,
+            artifact_chunks: 0,
+            hold: false,
+            port: 0,
+            keep_alive: Duration::from_secs(15),
+        }
+    }
+}
+
+/// The context every task of agent `agent` belongs to.
+pub fn context_id(agent: usize) -> String {
+    format!("c0a7e4f2-{agent:04x}-4000-8000-000000000000")
+}
+
+/// The id of task `index` on agent `agent`: UUID-shaped, like the SDKs'.
+pub fn task_id(agent: usize, index: usize) -> String {
+    format!("7a5c0000-{agent:04x}-4000-8000-{index:012x}")
+}
+
+fn message_id(agent: usize, index: usize, step: usize) -> String {
+    format!("{:08x}-{agent:04x}-4000-9000-{index:012x}", step as u32)
+}
+
+/// Where a task is: how many of its status updates and artifact chunks have gone out.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    statuses: usize,
+    chunks: usize,
+    /// The timestamp of the current status.
+    at: Timestamp,
+}
+
+struct Slot {
+    id: String,
+    progress: Mutex<Progress>,
+}
+
+#[derive(Default)]
+struct Counters {
+    open_streams: AtomicUsize,
+    peak_streams: AtomicUsize,
+    subscribes: AtomicUsize,
+    events: AtomicUsize,
+    completed: AtomicUsize,
+    list_calls: AtomicUsize,
+    get_calls: AtomicUsize,
+}
+
+struct LoadAgent {
+    index: usize,
+    config: LoadConfig,
+    context: String,
+    card: Value,
+    slots: Vec<Slot>,
+    /// One chunk's text (every chunk has the same).
+    chunk_text: String,
+    stats: Counters,
+}
+
+/// One step of a task's script.
+enum Step {
+    Status(usize),
+    Chunk(usize),
+}
+
+impl LoadAgent {
+    fn terminal(&self, p: &Progress) -> bool {
+        !self.config.hold && p.statuses >= self.config.events && p.chunks >= self.config.artifact_chunks
+    }
+
+    /// The next step after `p`, or `None` when the script is over. The last status update comes
+    /// last; chunks go out after the status updates their share of the script follows.
+    fn next_step(&self, p: &Progress) -> Option<Step> {
+        let (events, chunks) = (self.config.events, self.config.artifact_chunks);
+        if p.chunks < chunks && (p.statuses >= (p.chunks + 1) * events / (chunks + 1) || events == 0) {
+            return Some(Step::Chunk(p.chunks));
+        }
+        if p.statuses < events {
+            return Some(Step::Status(p.statuses));
+        }
+        None
+    }
+
+    fn state_of(&self, p: &Progress) -> &'static str {
+        if self.terminal(p) {
+            "TASK_STATE_COMPLETED"
+        } else {
+            "TASK_STATE_WORKING"
+        }
+    }
+
+    fn status_text(&self, p: &Progress) -> String {
+        match p.statuses {
+            0 => "queued".to_string(),
+            n if self.terminal(p) => format!("done after {n} steps"),
+            n => format!("step {n} of {}", self.config.events),
+        }
+    }
+
+    /// The task as JSON text: status with its message, and the artifact so far when asked.
+    fn task_json(&self, index: usize, p: &Progress, artifacts: bool, out: &mut String) {
+        let id = &self.slots[index].id;
+        let _ = write!(out, r#"{{"id":"{id}","contextId":"{}","status":"#, self.context);
+        self.status_json(index, p, out);
+        if artifacts && p.chunks > 0 {
+            out.push_str(r#","artifacts":[{"artifactId":"result","name":"result.txt","parts":[{"text":""#);
+            for _ in 0..p.chunks {
+                out.push_str(&self.chunk_text);
+            }
+            out.push_str(r#""}]}]"#);
+        }
+        out.push('}');
+    }
+
+    fn status_json(&self, index: usize, p: &Progress, out: &mut String) {
+        let _ = write!(
+            out,
+            r#"{{"state":"{}","message":{{"messageId":"{}","contextId":"{}","taskId":"{}","role":"ROLE_AGENT","parts":[{{"text":"{}"}}]}},"timestamp":"{}"}}"#,
+            self.state_of(p),
+            message_id(self.index, index, p.statuses),
+            self.context,
+            self.slots[index].id,
+            self.status_text(p),
+            p.at,
+        );
+    }
+
+    /// Advances the task by one step and writes its frame; false when there is nothing left.
+    fn step(&self, index: usize, id: &str, at: Timestamp, out: &mut String) -> bool {
+        let mut p = self.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(step) = self.next_step(&p) else {
+            return false;
+        };
+        let _ = write!(out, r#"data: {{"id":{id},"jsonrpc":"2.0","result":"#);
+        let task_id = &self.slots[index].id;
+        match step {
+            Step::Status(n) => {
+                p.statuses = n + 1;
+                p.at = at;
+                let _ = write!(
+                    out,
+                    r#"{{"statusUpdate":{{"taskId":"{task_id}","contextId":"{}","status":"#,
+                    self.context
+                );
+                self.status_json(index, &p, out);
+                out.push_str("}}");
+                if self.terminal(&p) {
+                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Step::Chunk(n) => {
+                p.chunks = n + 1;
+                let last = p.chunks == self.config.artifact_chunks;
+                let _ = write!(
+                    out,
+                    r#"{{"artifactUpdate":{{"taskId":"{task_id}","contextId":"{}","artifact":{{"artifactId":"result","name":"result.txt","parts":[{{"text":"{}"}}]}},"append":{},"lastChunk":{last}}}}}"#,
+                    self.context,
+                    self.chunk_text,
+                    n > 0,
+                );
+                if self.terminal(&p) {
+                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        out.push_str("}\n\n");
+        self.stats.events.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    fn find(&self, id: &str) -> Option<usize> {
+        // Ids are ours, so the index is in them; anything else is not found.
+        let index = usize::from_str_radix(id.rsplit('-').next()?, 16).ok()?;
+        (self.slots.get(index)?.id == id).then_some(index)
+    }
+}
+
+/// Frames written (or bytes buffered) before a stream yields, when not rate-limited.
+const BATCH_BYTES: usize = 16 * 1024;
+
+/// Counts a stream as open for as long as the server holds it.
+struct Open(Arc<LoadAgent>);
+
+impl Open {
+    fn new(agent: Arc<LoadAgent>) -> Open {
+        let now = agent.stats.open_streams.fetch_add(1, Ordering::Relaxed) + 1;
+        agent.stats.peak_streams.fetch_max(now, Ordering::Relaxed);
+        agent.stats.subscribes.fetch_add(1, Ordering::Relaxed);
+        Open(agent)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.stats.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+struct StreamState {
+    open: Open,
+    index: usize,
+    /// The request id, as JSON text.
+    rpc_id: String,
+    snapshot_sent: bool,
+    ticker: Option<tokio::time::Interval>,
+    done: bool,
+}
+
+fn subscription(agent: Arc<LoadAgent>, index: usize, rpc_id: String) -> Response {
+    let ticker = agent.config.rate.filter(|r| *r > 0.0).map(|rate| {
+        let mut t = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+        t
+    });
+    let state = StreamState {
+        open: Open::new(agent),
+        index,
+        rpc_id,
+        snapshot_sent: false,
+        ticker,
+        done: false,
+    };
+    let body = futures::stream::unfold(state, |mut st| async move {
+        let agent = st.open.0.clone();
+        let mut out = String::new();
+        if !st.snapshot_sent {
+            st.snapshot_sent = true;
+            let p = *agent.slots[st.index].progress.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = write!(out, r#"data: {{"id":{},"jsonrpc":"2.0","result":{{"task":"#, st.rpc_id);
+            agent.task_json(st.index, &p, true, &mut out);
+            out.push_str("}}\n\n");
+            return Some((Ok::<_, Infallible>(Bytes::from(out)), st));
+        }
+        if !st.done {
+            match &mut st.ticker {
+                Some(ticker) => {
+                    // The event is stamped with the time it was due, so a server held back by a
+                    // slow reader shows as latency rather than hiding it.
+                    let due = ticker.tick().await;
+                    let late = tokio::time::Instant::now().saturating_duration_since(due);
+                    let at = Timestamp::now()
+                        .checked_sub(jiff::SignedDuration::try_from(late).unwrap_or_default())
+                        .unwrap_or_else(|_| Timestamp::now());
+                    st.done = !agent.step(st.index, &st.rpc_id, at, &mut out);
+                }
+                None => {
+                    while out.len() < BATCH_BYTES {
+                        if !agent.step(st.index, &st.rpc_id, Timestamp::now(), &mut out) {
+                            st.done = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return Some((Ok(Bytes::from(out)), st));
+            }
+        }
+        let p = *agent.slots[st.index].progress.lock().unwrap_or_else(|e| e.into_inner());
+        if agent.terminal(&p) {
+            return None;
+        }
+        // Held open: nothing more to say but that we are here.
+        tokio::time::sleep(agent.config.keep_alive).await;
+        Some((Ok(Bytes::from_static(b": keep-alive\n\n")), st))
+    });
+    Response::builder()
+        .header(CONTENT_TYPE, "text/event-stream")
+        .header(CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn rpc_error(id: &Value, code: i64, message: &str) -> Response {
+    Json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})).into_response()
+}
+
+fn rpc_result(id: &Value, result: &str) -> Response {
+    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+    ([(CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+async fn handle(State(agent): State<Arc<LoadAgent>>, body: Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return rpc_error(&Value::Null, -32700, "parse error");
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    let task = || {
+        params
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|t| agent.find(t))
+    };
+    match request.get("method").and_then(Value::as_str).unwrap_or("") {
+        "SubscribeToTask" => {
+            let Some(index) = task() else {
+                return rpc_error(&id, -32001, "Task not found");
+            };
+            let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+            if agent.terminal(&p) {
+                return rpc_error(&id, -32004, "Task is in a terminal state and cannot be subscribed to");
+            }
+            subscription(agent.clone(), index, id.to_string())
+        }
+        "GetTask" => {
+            agent.stats.get_calls.fetch_add(1, Ordering::Relaxed);
+            let Some(index) = task() else {
+                return rpc_error(&id, -32001, "Task not found");
+            };
+            let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = String::new();
+            agent.task_json(index, &p, true, &mut out);
+            rpc_result(&id, &out)
+        }
+        "ListTasks" => {
+            agent.stats.list_calls.fetch_add(1, Ordering::Relaxed);
+            match list(&agent, &params) {
+                Ok(result) => rpc_result(&id, &result),
+                Err(message) => rpc_error(&id, -32602, &message),
+            }
+        }
+        other => rpc_error(&id, -32601, &format!("Method not found: {other}")),
+    }
+}
+
+/// ListTasks: newest status first, then id; the cursor is `<nanos>.<id>` of the last task served.
+fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
+    let page_size = params.get("pageSize").and_then(Value::as_u64).unwrap_or(50);
+    if !(1..=100).contains(&page_size) {
+        return Err(format!("pageSize must be between 1 and 100, not {page_size}"));
+    }
+    let after = params
+        .get("statusTimestampAfter")
+        .and_then(Value::as_str)
+        .and_then(parse_timestamp);
+    let artifacts = params.get("includeArtifacts").and_then(Value::as_bool).unwrap_or(false);
+    let context_ok = params
+        .get("contextId")
+        .and_then(Value::as_str)
+        .is_none_or(|c| c == agent.context);
+    let mut rows: Vec<(i128, usize, Progress)> = if context_ok {
+        agent
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let p = *s.progress.lock().unwrap_or_else(|e| e.into_inner());
+                after.is_none_or(|a| p.at >= a).then_some((p.at.as_nanosecond(), i, p))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let slots = &agent.slots;
+    rows.sort_by(|a, b| (b.0, slots[b.1].id.as_str()).cmp(&(a.0, slots[a.1].id.as_str())));
+    let start = match params.get("pageToken").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        Some(token) => {
+            let (nanos, id) = token
+                .split_once('.')
+                .and_then(|(n, id)| Some((n.parse::<i128>().ok()?, id)))
+                .ok_or_else(|| format!("pageToken {token:?} is not one we issued"))?;
+            rows.partition_point(|r| (r.0, slots[r.1].id.as_str()) >= (nanos, id))
+        }
+        None => 0,
+    };
+    let rest = &rows[start..];
+    let served = &rest[..rest.len().min(page_size as usize)];
+    let next = match served.last() {
+        Some(last) if served.len() < rest.len() => format!("{}.{}", last.0, slots[last.1].id),
+        _ => String::new(),
+    };
+    let mut out = String::from(r#"{"tasks":["#);
+    for (n, (_, index, p)) in served.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        agent.task_json(*index, p, artifacts, &mut out);
+    }
+    let _ = write!(
+        out,
+        r#"],"nextPageToken":"{next}","pageSize":{page_size},"totalSize":{}}}"#,
+        rows.len()
+    );
+    Ok(out)
+}
+
+async fn stats(State(agent): State<Arc<LoadAgent>>) -> Json<Value> {
+    let s = &agent.stats;
+    let get = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+    Json(json!({
+        "tasks": agent.slots.len(),
+        "open_streams": get(&s.open_streams),
+        "peak_streams": get(&s.peak_streams),
+        "subscribes": get(&s.subscribes),
+        "events": get(&s.events),
+        "completed": get(&s.completed),
+        "list_calls": get(&s.list_calls),
+        "get_calls": get(&s.get_calls),
+    }))
+}
+
+fn card(url: &str, name: &str) -> Value {
+    let card = AgentCard {
+        name: name.into(),
+        description: "Benchmark load agent: many tasks, many events".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        supported_interfaces: vec![AgentInterface {
+            url: format!("{url}/"),
+            protocol_binding: Binding::JsonRpc.wire_name().into(),
+            protocol_version: "1.0".into(),
+            tenant: None,
+        }],
+        capabilities: AgentCapabilities {
+            streaming: true,
+            ..AgentCapabilities::default()
+        },
+        default_input_modes: vec!["text/plain".into()],
+        default_output_modes: vec!["text/plain".into()],
+        ..AgentCard::default()
+    };
+    serde_json::to_value(&card).unwrap_or(Value::Null)
+}
+
+/// Filler for artifact chunks: plain ASCII that needs no escaping.
+fn chunk_text(len: usize) -> String {
+    const WORDS: &str = "the quick brown fox jumps over the lazy dog ";
+    WORDS.chars().cycle().take(len).collect()
+}
+
+/// The running load agents.
+pub struct LoadAgents {
+    pub urls: Vec<String>,
+    servers: Vec<JoinHandle<io::Result<()>>>,
+}
+
+impl LoadAgents {
+    pub fn stop(self) {
+        for s in self.servers {
+            s.abort();
+        }
+    }
+}
+
+fn build(index: usize, url: &str, config: &LoadConfig, start: Timestamp) -> LoadAgent {
+    let name = if config.agents > 1 {
+        format!("load-{index}")
+    } else {
+        "load".to_string()
+    };
+    // Distinct, ordered timestamps: task 0 is the oldest.
+    let slots = (0..config.tasks)
+        .map(|i| Slot {
+            id: task_id(index, i),
+            progress: Mutex::new(Progress {
+                statuses: 0,
+                chunks: 0,
+                at: start
+                    .checked_add(jiff::SignedDuration::from_micros(i as i64))
+                    .unwrap_or(start),
+            }),
+        })
+        .collect();
+    let chunk = match config.artifact_chunks {
+        0 => 0,
+        n => config.artifact_bytes.div_ceil(n),
+    };
+    let agent = LoadAgent {
+        index,
+        context: context_id(index),
+        card: card(url, &name),
+        slots,
+        chunk_text: chunk_text(chunk),
+        stats: Counters::default(),
+        config: config.clone(),
+    };
+    if config.events == 0 && config.artifact_chunks == 0 && !config.hold {
+        agent.stats.completed.store(agent.slots.len(), Ordering::Relaxed);
+    }
+    agent
+}
+
+/// The SSE bodies the subscriptions to agent 0's tasks send when each is read from the start to
+/// its end (snapshot, then every step), with JSON-RPC id 1: input for benchmarks that decode
+/// without a network.
+pub fn scripts(config: &LoadConfig) -> Vec<String> {
+    let agent = build(0, "http://127.0.0.1:1", config, Timestamp::now());
+    (0..config.tasks)
+        .map(|index| {
+            let mut out = String::new();
+            let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+            out.push_str(r#"data: {"id":1,"jsonrpc":"2.0","result":{"task":"#);
+            agent.task_json(index, &p, true, &mut out);
+            out.push_str("}}\n\n");
+            while agent.step(index, "1", Timestamp::now(), &mut out) {}
+            out
+        })
+        .collect()
+}
+
+/// Starts the agents on 127.0.0.1 and returns once all of them listen.
+pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
+    let mut urls = Vec::new();
+    let mut servers = Vec::new();
+    let start = Timestamp::now();
+    for index in 0..config.agents.max(1) {
+        let port = match config.port {
+            0 => 0,
+            p => p
+                .checked_add(u16::try_from(index).unwrap_or(u16::MAX))
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "port too high"))?,
+        };
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let url = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
+        let agent = Arc::new(build(index, &url, &config, start));
+        let card_doc = agent.card.clone();
+        let app = Router::new()
+            .route(
+                "/.well-known/agent-card.json",
+                get(move || {
+                    let card = card_doc.clone();
+                    async move { Json(card) }
+                }),
+            )
+            .route("/", post(handle))
+            .route("/_load/stats", get(stats))
+            .with_state(agent);
+        urls.push(url);
+        servers.push(tokio::spawn(async move { axum::serve(listener, app).await }));
+    }
+    Ok(LoadAgents { urls, servers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::{StreamResponse, TaskState};
+    use futures::StreamExt;
+
+    fn agent(config: LoadConfig) -> LoadAgent {
+        build(0, "http://127.0.0.1:1", &config, Timestamp::now())
+    }
+
+    #[test]
+    fn a_script_decodes_with_the_client_and_ends_completed() {
+        let a = agent(LoadConfig {
+            tasks: 2,
+            events: 5,
+            artifact_bytes: 30,
+            artifact_chunks: 3,
+            ..LoadConfig::default()
+        });
+        let mut out = String::new();
+        while a.step(1, "7", Timestamp::now(), &mut out) {}
+        let bytes = vec![Ok::<_, io::Error>(Bytes::from(out))];
+        let frames: Vec<_> =
+            futures::executor::block_on(crate::a2a::sse::frames(futures::stream::iter(bytes), 1 << 20).collect());
+        let events: Vec<StreamResponse> = frames
+            .into_iter()
+            .map(|f| crate::a2a::wire::jsonrpc::decode_frame(&f.unwrap()).unwrap())
+            .collect();
+        assert_eq!(events.len(), 8);
+        assert_eq!(events.iter().filter(|e| e.kind() == "artifact").count(), 3);
+        let StreamResponse::StatusUpdate(last) = events.last().unwrap() else {
+            panic!("ends with a status update")
+        };
+        assert_eq!(last.status.state, TaskState::Completed);
+        assert_eq!(last.task_id, task_id(0, 1));
+        let mut task = String::new();
+        let p = *a.slots[1].progress.lock().unwrap();
+        a.task_json(1, &p, true, &mut task);
+        let task: crate::a2a::Task = serde_json::from_str(&task).unwrap();
+        assert_eq!(task.artifacts[0].text().len(), 30);
+        assert_eq!(a.find(&task_id(0, 1)), Some(1));
+        assert_eq!(a.find("nope"), None);
+        let scripts = scripts(&LoadConfig {
+            tasks: 2,
+            events: 5,
+            ..LoadConfig::default()
+        });
+        assert_eq!(scripts[1].matches("data: ").count(), 6);
+    }
+
+    #[test]
+    fn listing_pages_newest_first_and_filters_by_time() {
+        let a = agent(LoadConfig {
+            tasks: 5,
+            ..LoadConfig::default()
+        });
+        for (i, s) in a.slots.iter().enumerate() {
+            s.progress.lock().unwrap().at = Timestamp::from_second(1_800_000_000 + i as i64).unwrap();
+        }
+        let page: crate::a2a::ListTasksResponse =
+            serde_json::from_str(&list(&a, &json!({"pageSize": 2})).unwrap()).unwrap();
+        assert_eq!(page.tasks[0].id, task_id(0, 4));
+        assert_eq!(page.total_size, 5);
+        let next: crate::a2a::ListTasksResponse =
+            serde_json::from_str(&list(&a, &json!({"pageSize": 2, "pageToken": page.next_page_token})).unwrap())
+                .unwrap();
+        assert_eq!(next.tasks[0].id, task_id(0, 2));
+        let after: crate::a2a::ListTasksResponse = serde_json::from_str(
+            &list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap(),
+        )
+        .unwrap();
+        assert!(after.tasks.len() < 5);
+    }
+}
