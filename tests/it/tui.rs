@@ -447,3 +447,39 @@ async fn json_until_all_terminal_ends_by_itself() {
     );
     agents.shutdown().await;
 }
+
+/// A question answered in the real binary: its box pops up, the answer typed with send-keys
+/// goes to the agent, and the review completes with the branch typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_typed_into_the_box_completes_the_task() {
+    let agents = start_demo().await;
+    let reviewer = connect(agents.url("code-reviewer"), Binding::Rest, None).await;
+    let mut req = message("review this diff of payments-api");
+    req.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    reviewer.send_message(&req).await.expect("the review starts");
+    let scratch = Scratch::new("answer");
+    let tmux = start(
+        &format!("--agent {}", sh_quote(agents.url("code-reviewer"))),
+        &scratch,
+        &[],
+    );
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the question's box", false, |screen| {
+        screen.contains("code-reviewer asks") && screen.contains("Which base branch")
+    });
+    tmux.send_keys("release/2026.10");
+    tmux.send_keys("Enter");
+    let screen = tmux.wait_for("the completed review", false, |screen| {
+        screen.contains("✔ COMPLETED") && screen.contains("review against release/2026.10")
+    });
+    assert!(
+        !screen.contains("code-reviewer asks"),
+        "the box closed once the answer landed:\n{screen}"
+    );
+    quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    agents.shutdown().await;
+}
