@@ -408,3 +408,37 @@ async fn cancel_and_new_task_from_the_keyboard() {
     d.engine.shutdown().await;
     agents.shutdown().await;
 }
+
+/// The same box against agents built with the official SDKs, old and new: the answer goes on
+/// the same task (0.3 method names and shapes for the 0.3 one) and the task completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_box_answers_official_sdk_agents_too() {
+    use crate::peers::{Peer, Sdk};
+    for sdk in [Sdk::Python13, Sdk::Js13, Sdk::Python03] {
+        let peer = Peer::start(sdk, &[]);
+        let client = connect(&peer.url, Binding::JsonRpc, None).await;
+        let mut d = Dash::new(vec![spec(&peer.url, "test-runner")]);
+        // On 0.3 agents there is no ListTasks: the dashboard watches tasks it was given.
+        let asked = stream_all(&client, &message("question: review this diff")).await;
+        assert!(
+            d.engine
+                .command(0, a2a_watch::watch::Command::Watch(asked.task.clone()))
+                .await
+        );
+        d.until("the box pops up", |app| {
+            box_for(app).as_deref() == Some(asked.task.as_str())
+        })
+        .await;
+        d.type_text("main");
+        d.key(KeyCode::Enter);
+        d.until("completed", |app| {
+            app.steer.answer.is_none() && {
+                app.store
+                    .tasks()
+                    .any(|t| &*t.key.id == asked.task && *t.state() == TaskState::Completed)
+            }
+        })
+        .await;
+        d.engine.shutdown().await;
+    }
+}
