@@ -7,7 +7,7 @@
 
 pub mod query;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -88,14 +88,23 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, state: &TaskState) {
+    fn slot(&mut self, state: &TaskState) -> &mut usize {
         match state.class() {
-            StateClass::Active => self.active += 1,
-            StateClass::Interrupted => self.interrupted += 1,
-            StateClass::Terminal if *state == TaskState::Completed => self.completed += 1,
-            StateClass::Terminal => self.ended += 1,
-            StateClass::Unknown => self.unknown += 1,
+            StateClass::Active => &mut self.active,
+            StateClass::Interrupted => &mut self.interrupted,
+            StateClass::Terminal if *state == TaskState::Completed => &mut self.completed,
+            StateClass::Terminal => &mut self.ended,
+            StateClass::Unknown => &mut self.unknown,
         }
+    }
+
+    fn add(&mut self, state: &TaskState) {
+        *self.slot(state) += 1;
+    }
+
+    fn remove(&mut self, state: &TaskState) {
+        let n = self.slot(state);
+        *n = n.saturating_sub(1);
     }
 
     pub fn total(&self) -> usize {
@@ -133,6 +142,10 @@ impl Default for Limits {
 pub struct Store {
     pub agents: Vec<AgentEntry>,
     tasks: HashMap<TaskKey, TaskEntry>,
+    /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
+    /// agent, and the waiting tasks by (since when, key), oldest first.
+    counts: Vec<Counts>,
+    waiting: BTreeSet<(Timestamp, TaskKey)>,
     /// What became of the actions the user took, by id.
     actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
     pub limits: Limits,
@@ -187,30 +200,51 @@ impl Store {
     }
 
     pub fn counts(&self, agent: AgentId) -> Counts {
-        let mut c = Counts::default();
-        for t in self.tasks.values().filter(|t| t.key.agent == agent) {
-            c.add(t.state());
-        }
-        c
+        self.counts.get(agent).copied().unwrap_or_default()
     }
 
     pub fn total_counts(&self) -> Counts {
-        let mut c = Counts::default();
-        for t in self.tasks.values() {
-            c.add(t.state());
+        let mut total = Counts::default();
+        for c in &self.counts {
+            total.active += c.active;
+            total.interrupted += c.interrupted;
+            total.completed += c.completed;
+            total.ended += c.ended;
+            total.unknown += c.unknown;
         }
-        c
+        total
     }
 
     /// Every task waiting on a person, oldest first.
     pub fn interrupts(&self) -> Vec<&TaskEntry> {
-        let mut waiting: Vec<&TaskEntry> = self
-            .tasks
-            .values()
-            .filter(|t| t.class() == StateClass::Interrupted)
-            .collect();
-        waiting.sort_by(|a, b| a.state_since.cmp(&b.state_since).then_with(|| a.key.cmp(&b.key)));
-        waiting
+        self.waiting.iter().filter_map(|(_, key)| self.tasks.get(key)).collect()
+    }
+
+    /// A task's state and since when, before an event: what `reindex` compares against.
+    fn indexed(&self, key: &TaskKey) -> Option<(TaskState, Timestamp)> {
+        self.tasks
+            .get(key)
+            .filter(|t| !t.timeline.is_empty())
+            .map(|t| (t.state().clone(), t.state_since))
+    }
+
+    /// Moves a task between the counts and the waiting list after its state changed.
+    fn reindex(&mut self, key: &TaskKey, before: Option<(TaskState, Timestamp)>) {
+        let Some(now) = self.indexed(key) else { return };
+        if before.as_ref() == Some(&now) {
+            return;
+        }
+        if self.counts.len() <= key.agent {
+            self.counts.resize(key.agent + 1, Counts::default());
+        }
+        if let Some((state, since)) = before {
+            self.counts[key.agent].remove(&state);
+            self.waiting.remove(&(since, key.clone()));
+        }
+        self.counts[key.agent].add(&now.0);
+        if now.0.is_interrupted() {
+            self.waiting.insert((now.1, key.clone()));
+        }
     }
 
     pub fn apply(&mut self, event: Event) -> Change {
@@ -232,8 +266,25 @@ impl Store {
                 }
                 _ => Change::Nothing,
             },
-            Event::Snapshot { agent, task, seen } => self.apply_snapshot(agent, task, seen),
-            Event::Update { agent, event, seen } => self.apply_update(agent, event, seen),
+            Event::Snapshot { agent, task, seen } => {
+                let key = TaskKey {
+                    agent,
+                    id: task.id.as_str().into(),
+                };
+                let before = self.indexed(&key);
+                let change = self.apply_snapshot(agent, task, seen);
+                self.reindex(&key, before);
+                change
+            }
+            Event::Update { agent, event, seen } => {
+                let key = event.task_id().map(|id| TaskKey { agent, id: id.into() });
+                let before = key.as_ref().and_then(|k| self.indexed(k));
+                let change = self.apply_update(agent, event, seen);
+                if let Some(key) = key {
+                    self.reindex(&key, before);
+                }
+                change
+            }
             Event::Watching { agent, task, mode } => {
                 let key = TaskKey { agent, id: task.into() };
                 match self.tasks.get_mut(&key) {

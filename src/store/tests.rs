@@ -361,10 +361,64 @@ fn action_outcomes_are_kept_by_id() {
     use crate::watch::event::ActionOutcome;
     let mut s = store();
     assert_eq!(s.action(7), None);
-    let failed = ActionOutcome::Failed { message: "deployer: cannot connect".into() };
-    assert_eq!(s.apply(Event::Action { agent: 1, action: 7, outcome: failed.clone() }), Change::Action(7));
+    let failed = ActionOutcome::Failed {
+        message: "deployer: cannot connect".into(),
+    };
+    assert_eq!(
+        s.apply(Event::Action {
+            agent: 1,
+            action: 7,
+            outcome: failed.clone()
+        }),
+        Change::Action(7)
+    );
     assert_eq!(s.action(7), Some(&failed));
-    let done = ActionOutcome::Done { task: Some("t9".into()) };
-    s.apply(Event::Action { agent: 1, action: 7, outcome: done.clone() });
+    let done = ActionOutcome::Done {
+        task: Some("t9".into()),
+    };
+    s.apply(Event::Action {
+        agent: 1,
+        action: 7,
+        outcome: done.clone(),
+    });
     assert_eq!(s.action(7), Some(&done), "a retry's outcome replaces the failure");
+}
+
+#[test]
+fn kept_counts_and_waiting_list_match_a_recount() {
+    let states = [
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_AUTH_REQUIRED",
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_PAUSED",
+    ];
+    let mut s = store();
+    // A deterministic walk over tasks, states, snapshots and duplicates, some out of order.
+    let mut x: u64 = 7;
+    for step in 0..2000i64 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let agent = (x >> 60) as usize % 2;
+        let id = format!("t{}", (x >> 40) % 40);
+        let state = states[((x >> 20) % states.len() as u64) as usize];
+        let at = step - ((x >> 10) % 5) as i64;
+        if x % 3 == 0 {
+            s.apply(snapshot(agent, &id, state, "", at));
+        } else {
+            s.apply(status_update(agent, &id, state, "", at));
+        }
+    }
+    for agent in 0..2 {
+        let mut recount = Counts::default();
+        for t in s.tasks().filter(|t| t.key.agent == agent) {
+            recount.add(t.state());
+        }
+        assert_eq!(s.counts(agent), recount, "agent {agent}");
+    }
+    let mut waiting: Vec<&TaskEntry> = s.tasks().filter(|t| t.class() == StateClass::Interrupted).collect();
+    waiting.sort_by(|a, b| a.state_since.cmp(&b.state_since).then_with(|| a.key.cmp(&b.key)));
+    let kept: Vec<&TaskKey> = s.interrupts().iter().map(|t| &t.key).collect();
+    assert_eq!(kept, waiting.iter().map(|t| &t.key).collect::<Vec<_>>());
 }

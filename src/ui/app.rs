@@ -1,6 +1,8 @@
 //! The dashboard's state: the store, the view over it, the selection, the overlays. Key presses
 //! arrive here as actions; rendering (`view`) only reads this.
 
+use std::collections::HashMap;
+
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -57,6 +59,8 @@ pub struct App {
     pub steer: Steer,
     rows: Vec<TaskKey>,
     rows_at: Option<(u64, ViewSpec)>,
+    /// Where each task sits in `rows`, so finding the selection costs nothing per frame.
+    row_index: HashMap<TaskKey, usize>,
 }
 
 impl App {
@@ -79,6 +83,7 @@ impl App {
             steer: Steer::default(),
             rows: Vec::new(),
             rows_at: None,
+            row_index: HashMap::new(),
         }
     }
 
@@ -87,6 +92,7 @@ impl App {
         let current = (self.store.version(), self.spec.clone());
         if self.rows_at.as_ref() != Some(&current) {
             self.rows = self.store.rows(&self.spec);
+            self.row_index = self.rows.iter().enumerate().map(|(i, k)| (k.clone(), i)).collect();
             self.rows_at = Some(current);
         }
         if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
@@ -113,7 +119,10 @@ impl App {
 
     pub fn selected_index(&self) -> Option<usize> {
         let key = self.selected.as_ref()?;
-        self.rows().iter().position(|k| k == key)
+        match &self.frozen {
+            Some((rows, _)) => rows.iter().position(|k| k == key),
+            None => self.row_index.get(key).copied(),
+        }
     }
 
     pub fn selected_task(&self) -> Option<&TaskEntry> {
