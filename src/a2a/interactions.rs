@@ -38,12 +38,18 @@ impl Interaction {
             "connection" => Kind::Connection,
             other => Kind::Other(other.to_string()),
         };
-        let prompt = Some(text("prompt")).filter(|p| !p.is_empty()).unwrap_or_else(|| message.text());
+        let prompt = Some(text("prompt"))
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| message.text());
         Some(Interaction {
             id: text("interactionId"),
             kind,
             prompt,
-            detail: meta.get("detail").and_then(Value::as_object).cloned().unwrap_or_default(),
+            detail: meta
+                .get("detail")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
         })
     }
 
@@ -87,10 +93,8 @@ pub fn answer(task: &Task, interaction: &Interaction, answer: &Answer, message_i
     meta.insert(field.0.into(), field.1);
     let mut metadata = Map::new();
     metadata.insert(INTERACTIONS_EXTENSION.into(), Value::Object(meta));
-    let mut m = Message::user(vec![part]);
+    let mut m = Message::on_task(vec![part], &task.id, &task.context_id);
     m.message_id = message_id.to_string();
-    m.task_id = Some(task.id.clone());
-    m.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
     m.extensions = vec![INTERACTIONS_EXTENSION.to_string()];
     m.metadata = Some(metadata);
     m
@@ -124,7 +128,11 @@ mod tests {
 
     #[test]
     fn answers_carry_the_ids_the_extension_and_the_key() {
-        let task = Task { id: "t1".into(), context_id: "ticket-4821".into(), ..Default::default() };
+        let task = Task {
+            id: "t1".into(),
+            context_id: "ticket-4821".into(),
+            ..Default::default()
+        };
         let i = Interaction::of(&approval_message()).unwrap();
         let m = answer(&task, &i, &Answer::Approved(true), "m-2");
         let v = serde_json::to_value(&m).unwrap();
@@ -138,13 +146,27 @@ mod tests {
 
     #[test]
     fn question_values_are_json_when_they_parse() {
-        let task = Task { id: "t".into(), ..Default::default() };
-        let i = Interaction { id: "q".into(), kind: Kind::Question, prompt: "Which repo?".into(), detail: Map::new() };
+        let task = Task {
+            id: "t".into(),
+            ..Default::default()
+        };
+        let i = Interaction {
+            id: "q".into(),
+            kind: Kind::Question,
+            prompt: "Which repo?".into(),
+            detail: Map::new(),
+        };
         let as_json = answer(&task, &i, &Answer::Value("{\"repo\": \"a2a-watch\"}".into()), "m");
-        assert_eq!(as_json.parts[0].content, PartContent::Data(json!({"repo": "a2a-watch"})));
+        assert_eq!(
+            as_json.parts[0].content,
+            PartContent::Data(json!({"repo": "a2a-watch"}))
+        );
         let as_text = answer(&task, &i, &Answer::Value("a2a-watch please".into()), "m");
         assert_eq!(as_text.parts[0].content, PartContent::Text("a2a-watch please".into()));
         let connected = answer(&task, &i, &Answer::Connected(false), "m");
-        assert_eq!(connected.metadata.unwrap()[INTERACTIONS_EXTENSION]["value"], json!({"connected": false}));
+        assert_eq!(
+            connected.metadata.unwrap()[INTERACTIONS_EXTENSION]["value"],
+            json!({"connected": false})
+        );
     }
 }

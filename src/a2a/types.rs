@@ -243,6 +243,14 @@ impl Message {
         }
     }
 
+    /// A user message that continues a task: same taskId and contextId (spec section 3.4.3).
+    pub fn on_task(parts: Vec<Part>, task_id: &str, context_id: &str) -> Message {
+        let mut m = Message::user(parts);
+        m.task_id = Some(task_id.to_string());
+        m.context_id = Some(context_id.to_string()).filter(|c| !c.is_empty());
+        m
+    }
+
     pub fn agent(parts: Vec<Part>) -> Message {
         Message {
             message_id: uuid::Uuid::new_v4().to_string(),
@@ -585,6 +593,25 @@ pub struct SendMessageRequest {
 }
 
 impl SendMessageRequest {
+    pub fn new(message: Message) -> SendMessageRequest {
+        SendMessageRequest {
+            message,
+            ..SendMessageRequest::default()
+        }
+    }
+
+    /// With `returnImmediately`: the reply is the task as it starts, not as it settles.
+    pub fn without_waiting(message: Message) -> SendMessageRequest {
+        SendMessageRequest::new(message).returning_immediately()
+    }
+
+    pub fn returning_immediately(mut self) -> SendMessageRequest {
+        self.configuration
+            .get_or_insert_with(SendMessageConfiguration::default)
+            .return_immediately = true;
+        self
+    }
+
     pub fn returns_immediately(&self) -> bool {
         self.configuration
             .as_ref()

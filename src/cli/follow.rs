@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::a2a::{
-    Client, Error, ErrorKind, EventStream, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
-};
+use crate::a2a::{Client, Error, ErrorKind, EventStream, SendMessageRequest, StreamResponse, TaskState};
 use crate::ndjson::{EventLine, TaskLine};
 
 /// Resubscribing after this many closes in a row falls back to polling GetTask.
@@ -60,11 +58,7 @@ pub async fn send_and_follow(client: &Client, req: &SendMessageRequest, continue
     let mut line = TaskLine::default();
     if !client.streams() {
         // No streaming capability: both streaming calls would fail (spec section 3.3.4). Poll.
-        let mut quick = req.clone();
-        quick.configuration = Some(SendMessageConfiguration {
-            return_immediately: true,
-            ..Default::default()
-        });
+        let quick = req.clone().returning_immediately();
         let first = client.send_message(&quick).await?;
         emit(client, &first, &mut line);
         if matches!(first, StreamResponse::Message(_)) || settled(&line.state) {

@@ -16,8 +16,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::a2a::auth::Secret;
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{
-    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageConfiguration,
-    SendMessageRequest, StreamResponse, Task, TaskState,
+    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task,
+    TaskState,
 };
 use crate::config::Config;
 use crate::demo;
@@ -321,13 +321,10 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             let client = conn.connect(&url).await?;
             let mut message = Message::user(vec![Part::text(text)]);
             message.context_id = context;
-            let req = SendMessageRequest {
-                message,
-                configuration: no_wait.then(|| SendMessageConfiguration {
-                    return_immediately: true,
-                    ..Default::default()
-                }),
-                ..Default::default()
+            let req = if no_wait {
+                SendMessageRequest::without_waiting(message)
+            } else {
+                SendMessageRequest::new(message)
             };
             deliver(&client, &req, follow, false).await?;
         }
@@ -481,10 +478,8 @@ fn reply_message(
                 task.id
             )));
         }
-        let mut message = Message::user(vec![Part::text(text.unwrap_or_default())]);
+        let mut message = Message::on_task(vec![Part::text(text.unwrap_or_default())], &task.id, &task.context_id);
         message.message_id = message_id;
-        message.task_id = Some(task.id.clone());
-        message.context_id = Some(task.context_id.clone()).filter(|c| !c.is_empty());
         return Ok(message);
     };
     let interaction = task.status.message.as_ref().and_then(Interaction::of).ok_or_else(|| {

@@ -348,12 +348,7 @@ async fn handle(State(agent): State<Arc<LoadAgent>>, body: Bytes) -> Response {
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let params = request.get("params").cloned().unwrap_or(Value::Null);
-    let task = || {
-        params
-            .get("id")
-            .and_then(Value::as_str)
-            .and_then(|t| agent.find(t))
-    };
+    let task = || params.get("id").and_then(Value::as_str).and_then(|t| agent.find(t));
     match request.get("method").and_then(Value::as_str).unwrap_or("") {
         "SubscribeToTask" => {
             let Some(index) = task() else {
@@ -416,7 +411,11 @@ fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
     };
     let slots = &agent.slots;
     rows.sort_by(|a, b| (b.0, slots[b.1].id.as_str()).cmp(&(a.0, slots[a.1].id.as_str())));
-    let start = match params.get("pageToken").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+    let start = match params
+        .get("pageToken")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
         Some(token) => {
             let (nanos, id) = token
                 .split_once('.')
@@ -660,10 +659,8 @@ mod tests {
             serde_json::from_str(&list(&a, &json!({"pageSize": 2, "pageToken": page.next_page_token})).unwrap())
                 .unwrap();
         assert_eq!(next.tasks[0].id, task_id(0, 2));
-        let after: crate::a2a::ListTasksResponse = serde_json::from_str(
-            &list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap(),
-        )
-        .unwrap();
+        let after: crate::a2a::ListTasksResponse =
+            serde_json::from_str(&list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap()).unwrap();
         assert!(after.tasks.len() < 5);
     }
 }

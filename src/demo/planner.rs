@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use crate::a2a::auth::Secret;
-use crate::a2a::{
-    Client, ClientOptions, Message, Part, SendMessageConfiguration, SendMessageRequest, StreamResponse, TaskState,
-};
+use crate::a2a::{Client, ClientOptions, Message, Part, SendMessageRequest, StreamResponse, TaskState};
 
 use super::DemoAgents;
 
@@ -132,14 +130,7 @@ impl Planner {
                 };
                 let mut message = Message::user(vec![Part::text(step.text)]);
                 message.context_id = Some(self.context.clone());
-                let req = SendMessageRequest {
-                    message,
-                    configuration: Some(SendMessageConfiguration {
-                        return_immediately: true,
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                };
+                let req = SendMessageRequest::without_waiting(message);
                 match client.send_message(&req).await {
                     Ok(StreamResponse::Task(task)) => {
                         if let Some((after, what)) = step.later {
@@ -179,18 +170,11 @@ async fn follow_up(client: &Client, id: &str, what: FollowUp) {
             }
         }
         FollowUp::Answer(text) if task.status.state == TaskState::InputRequired => {
-            let mut message = Message::user(vec![Part::text(text)]);
-            message.task_id = Some(task.id.clone());
-            message.context_id = Some(task.context_id.clone());
-            let req = SendMessageRequest {
-                message,
-                configuration: Some(SendMessageConfiguration {
-                    return_immediately: true,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
-            client.send_message(&req).await.map(drop)
+            let message = Message::on_task(vec![Part::text(text)], &task.id, &task.context_id);
+            client
+                .send_message(&SendMessageRequest::without_waiting(message))
+                .await
+                .map(drop)
         }
         _ => Ok(()),
     };

@@ -104,10 +104,8 @@ impl AnswerBox {
                 interactions::answer(&snapshot, &i, &Answer::Value(text), &self.message_id)
             }
             _ => {
-                let mut m = Message::user(vec![Part::text(text)]);
+                let mut m = Message::on_task(vec![Part::text(text)], &snapshot.id, &snapshot.context_id);
                 m.message_id = self.message_id.clone();
-                m.task_id = Some(snapshot.id.clone());
-                m.context_id = Some(snapshot.context_id.clone()).filter(|c| !c.is_empty());
                 m
             }
         };

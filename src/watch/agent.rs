@@ -14,22 +14,20 @@ use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
 use super::task::TaskWatch;
 use super::{AgentSpec, Command, Credential, WatchOptions, backoff};
 use crate::a2a::auth::Secret;
-use crate::a2a::{
-    Client, Error, ListTasksRequest, ProtocolVersion, SendMessageConfiguration, SendMessageRequest, StreamResponse,
-    Task,
-};
+use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
 
 pub(crate) struct AgentWatcher {
-    id: AgentId,
-    spec: AgentSpec,
-    opts: WatchOptions,
-    events: mpsc::Sender<Event>,
-    http: Option<reqwest::Client>,
+    pub id: AgentId,
+    pub spec: AgentSpec,
+    pub opts: WatchOptions,
+    pub events: mpsc::Sender<Event>,
+    /// The HTTP stack shared by every agent (one connection pool).
+    pub http: Option<reqwest::Client>,
     /// Our own command channel, so an action can ask for its task to be watched.
-    myself: mpsc::Sender<Command>,
+    pub myself: mpsc::Sender<Command>,
 }
 
 /// What the agent's loop keeps between listings.
@@ -42,24 +40,6 @@ struct Watched {
 }
 
 impl AgentWatcher {
-    pub fn new(
-        id: AgentId,
-        spec: AgentSpec,
-        opts: WatchOptions,
-        events: mpsc::Sender<Event>,
-        http: Option<reqwest::Client>,
-        myself: mpsc::Sender<Command>,
-    ) -> AgentWatcher {
-        AgentWatcher {
-            id,
-            spec,
-            opts,
-            events,
-            http,
-            myself,
-        }
-    }
-
     async fn send(&self, event: Event) -> bool {
         self.events.send(event).await.is_ok()
     }
@@ -370,10 +350,7 @@ impl Act {
             }
             task
         } else {
-            request.configuration = Some(SendMessageConfiguration {
-                return_immediately: true,
-                ..Default::default()
-            });
+            request = request.returning_immediately();
             match self.client.send_message(&request).await {
                 Ok(result) => {
                     let task = result.task_id().map(str::to_string);

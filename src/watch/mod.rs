@@ -110,7 +110,14 @@ impl Engine {
         for (id, spec) in specs.into_iter().enumerate() {
             let (tx, rx) = mpsc::channel(64);
             commands.push(tx.clone());
-            let watcher = agent::AgentWatcher::new(id, spec, opts.clone(), events.clone(), http.clone(), tx);
+            let watcher = agent::AgentWatcher {
+                id,
+                spec,
+                opts: opts.clone(),
+                events: events.clone(),
+                http: http.clone(),
+                myself: tx,
+            };
             tasks.spawn(watcher.run(rx));
         }
         Engine { commands, tasks }

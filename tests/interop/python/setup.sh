@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Create tests/interop/.venv-py13 with the official A2A Python SDK (1.x) and uvicorn.
 # Idempotent: does nothing if the venv already has the pinned versions.
+# python03/setup.sh runs this same script for the 0.3 SDK, with SDK_VERSION, SDK_MODULE and
+# VENV set.
 set -euo pipefail
 
-SDK_VERSION="1.3.0"
+SDK_VERSION="${SDK_VERSION:-1.3.0}"
+# A module only that SDK line has, to tell a complete install from a broken one.
+SDK_MODULE="${SDK_MODULE:-a2a.server.routes}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${A2A_PY13_VENV:-$(cd "$HERE/.." && pwd)/.venv-py13}"
+VENV="${VENV:-${A2A_PY13_VENV:-$(cd "$HERE/.." && pwd)/.venv-py13}}"
 PYTHON="${PYTHON:-}"
 if [[ -z "$PYTHON" ]]; then
   for cand in python3.11 python3.12 python3.13 python3; do
@@ -26,7 +30,7 @@ PY
 }
 
 if [[ -x "$VENV/bin/python" ]] && [[ "$(installed_version | head -n1)" == "$SDK_VERSION" ]] \
-   && "$VENV/bin/python" -c 'import a2a.server.routes, uvicorn, httpx' >/dev/null 2>&1; then
+   && "$VENV/bin/python" -c "import $SDK_MODULE, uvicorn, httpx" >/dev/null 2>&1; then
   echo "setup.sh: $VENV already has a2a-sdk $SDK_VERSION"
   exit 0
 fi

@@ -1,38 +1,8 @@
 #!/usr/bin/env bash
-# Create tests/interop/.venv-py03 with the official A2A Python SDK (newest 0.3.x) and uvicorn.
-# Idempotent: does nothing if the venv already has the pinned versions.
+# Create tests/interop/.venv-py03 with the official A2A Python SDK (newest 0.3.x) and uvicorn:
+# the 1.x script, with this SDK line's version, a module only it has, and its own venv.
 set -euo pipefail
-
-SDK_VERSION="0.3.26"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="${A2A_PY03_VENV:-$(cd "$HERE/.." && pwd)/.venv-py03}"
-PYTHON="${PYTHON:-}"
-if [[ -z "$PYTHON" ]]; then
-  for cand in python3.11 python3.12 python3.13 python3; do
-    if command -v "$cand" >/dev/null 2>&1; then PYTHON="$cand"; break; fi
-  done
-fi
-[[ -n "$PYTHON" ]] || { echo "setup.sh: no python3 found" >&2; exit 1; }
-
-installed_version() {
-  "$VENV/bin/python" - <<'PY' 2>/dev/null || true
-import importlib.metadata as m
-try:
-    print(m.version("a2a-sdk"))
-    m.version("uvicorn"); m.version("sse-starlette"); m.version("starlette")
-except m.PackageNotFoundError:
-    pass
-PY
-}
-
-if [[ -x "$VENV/bin/python" ]] && [[ "$(installed_version | head -n1)" == "$SDK_VERSION" ]] \
-   && "$VENV/bin/python" -c 'import a2a.server.apps, uvicorn, httpx' >/dev/null 2>&1; then
-  echo "setup.sh: $VENV already has a2a-sdk $SDK_VERSION"
-  exit 0
-fi
-
-echo "setup.sh: creating $VENV with $("$PYTHON" --version 2>&1)"
-"$PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet "a2a-sdk[http-server]==$SDK_VERSION" "uvicorn>=0.30" "httpx>=0.27"
-"$VENV/bin/python" -c 'import a2a, uvicorn, httpx; import importlib.metadata as m; print("setup.sh: a2a-sdk", m.version("a2a-sdk"), "uvicorn", m.version("uvicorn"))'
+SDK_VERSION="0.3.26" SDK_MODULE="a2a.server.apps" \
+  VENV="${A2A_PY03_VENV:-$(cd "$HERE/.." && pwd)/.venv-py03}" \
+  exec bash "$HERE/../python/setup.sh"
