@@ -252,8 +252,28 @@ impl ConnArgs {
 }
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
+/// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
+/// dashboard on thousands of tasks does not run out (the engine also caps streams per agent).
+fn raise_open_file_limit() {
+    #[cfg(unix)]
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    unsafe {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                tracing::warn!("could not raise the open-file limit");
+            }
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    raise_open_file_limit();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
