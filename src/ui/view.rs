@@ -72,13 +72,10 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         } else {
             (area.width.saturating_sub(2), 2)
         };
-        let need: usize = approval_blocks(app, usize::from(inner), compact)
-            .iter()
-            .map(Vec::len)
-            .sum();
-        to_u16(need)
-            .saturating_add(border)
-            .min((area.height / 3).max(border + 2))
+        let cap = (area.height / 3).max(border + 2);
+        let budget = usize::from(cap - border);
+        let need: usize = approval_blocks(app, usize::from(inner), compact, 0, budget).iter().map(Vec::len).sum();
+        to_u16(need).saturating_add(border).min(cap)
     };
     let [title, agents, tasks, approvals, footer] = Layout::vertical([
         Constraint::Length(1),
@@ -487,7 +484,9 @@ fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w:
 
 /// One block of lines per pending approval: who, how long, the prompt, and its links whole
 /// (wrapped, never cut). Compact: one line with the count, then the selected approval's links.
-fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'static>>> {
+/// The approvals pane's blocks (a header line and its links), from `first`, until `budget`
+/// lines are filled.
+fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget: usize) -> Vec<Vec<Line<'static>>> {
     let t = &app.theme;
     let pending = app.approvals();
     let focused = app.focus == Focus::Approvals;
@@ -557,20 +556,35 @@ fn approval_blocks(app: &App, width: usize, compact: bool) -> Vec<Vec<Line<'stat
         block.extend(link_lines(p, "   "));
         return vec![block];
     }
-    pending
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let marker = if focused && i == app.approval { "▶" } else { " " };
-            let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
-            block.extend(link_lines(p, "    "));
-            if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
-                let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
-                block.push(Line::styled(keys, t.dim()));
-            }
-            block
-        })
-        .collect()
+    // Only the approvals that fit are built: cost follows the pane, not the number waiting.
+    let mut blocks = Vec::new();
+    let mut used = 0;
+    for (i, p) in pending.iter().enumerate().skip(first) {
+        if used >= budget {
+            break;
+        }
+        let marker = if focused && i == app.approval { "▶" } else { " " };
+        let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
+        block.extend(link_lines(p, "    "));
+        if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
+            let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
+            block.push(Line::styled(keys, t.dim()));
+        }
+        used += block.len();
+        blocks.push(block);
+    }
+    blocks
+}
+
+/// The approvals to draw in `room` lines: from the first, or from the selected one when it
+/// would not fit otherwise.
+fn visible_approvals(app: &App, width: usize, compact: bool, room: usize) -> Vec<Vec<Line<'static>>> {
+    let from_top = approval_blocks(app, width, compact, 0, room);
+    let lines_through_selected: usize = from_top.iter().take(app.approval + 1).map(Vec::len).sum();
+    if compact || (app.approval < from_top.len() && lines_through_selected <= room) {
+        return from_top;
+    }
+    approval_blocks(app, width, compact, app.approval, room)
 }
 
 fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
@@ -580,15 +594,8 @@ fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
     } else {
         (area.width.saturating_sub(2), area.height.saturating_sub(2))
     };
-    let blocks = approval_blocks(app, usize::from(inner), compact);
-    // When they do not all fit, start at the selected one.
-    let mut first = 0;
-    while first < app.approval.min(blocks.len().saturating_sub(1))
-        && blocks[first..].iter().map(Vec::len).sum::<usize>() > usize::from(room)
-    {
-        first += 1;
-    }
-    let lines: Vec<Line> = blocks.into_iter().skip(first).flatten().collect();
+    let lines: Vec<Line> =
+        visible_approvals(app, usize::from(inner), compact, usize::from(room)).into_iter().flatten().collect();
     if compact {
         frame.render_widget(Paragraph::new(lines), area);
         return;
