@@ -123,6 +123,16 @@ pub enum Change {
     Action(ActionId),
 }
 
+/// Changed tasks remembered between two looks of the views; more means a rebuild.
+const JOURNAL_MAX: usize = 8192;
+
+/// What changed since the views last looked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Journal {
+    Changed(Vec<TaskKey>),
+    Everything,
+}
+
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub timeline: usize,
@@ -148,6 +158,10 @@ pub struct Store {
     waiting: BTreeSet<(Timestamp, TaskKey)>,
     /// What became of the actions the user took, by id.
     actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
+    /// Tasks changed since the views last looked, so they move only those.
+    journal: Vec<TaskKey>,
+    /// Too much changed (or an agent was renamed): views rebuild.
+    journal_overflowed: bool,
     pub limits: Limits,
     /// Bumped on every change; views cache on it.
     version: u64,
@@ -247,10 +261,33 @@ impl Store {
         }
     }
 
+    /// The tasks that changed since the last call, or `Everything` when views must rebuild.
+    pub fn take_journal(&mut self) -> Journal {
+        if std::mem::take(&mut self.journal_overflowed) {
+            self.journal.clear();
+            return Journal::Everything;
+        }
+        Journal::Changed(std::mem::take(&mut self.journal))
+    }
+
+    fn note(&mut self, change: &Change) {
+        if let Change::Task(key) | Change::State(key) = change {
+            if self.journal.len() >= JOURNAL_MAX {
+                self.journal_overflowed = true;
+                self.journal.clear();
+            }
+            if !self.journal_overflowed {
+                self.journal.push(key.clone());
+            }
+        }
+    }
+
     pub fn apply(&mut self, event: Event) -> Change {
         let change = match event {
             Event::Info { agent, info } => match self.agents.get_mut(agent) {
                 Some(a) if a.info.as_ref() != Some(&info) => {
+                    // A new name can reorder the by-agent view.
+                    self.journal_overflowed = true;
                     if !a.named_by_user && !info.name.is_empty() {
                         a.name = info.name.clone();
                     }
@@ -316,6 +353,7 @@ impl Store {
         };
         if change != Change::Nothing {
             self.version += 1;
+            self.note(&change);
         }
         change
     }

@@ -3,11 +3,12 @@
 //! field; `!` negates a term. `state:` takes a class (`active`, `interrupted`, `terminal`,
 //! `unknown`, `waiting`) or a state name (`input-required`, `COMPLETED`).
 
-use std::cmp::Ordering;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::a2a::{StateClass, TaskState};
 
 use super::{Store, TaskEntry, TaskKey};
+use crate::watch::event::AgentId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortBy {
@@ -157,30 +158,114 @@ fn class_rank(c: StateClass) -> u8 {
     }
 }
 
-fn compare(store: &Store, sort: SortBy, a: &TaskEntry, b: &TaskEntry) -> Ordering {
-    let newest = || b.updated.cmp(&a.updated);
-    let primary = match sort {
-        SortBy::StateClass => class_rank(a.class()).cmp(&class_rank(b.class())).then_with(newest),
-        SortBy::Agent => store
-            .agent_name(a.key.agent)
-            .cmp(store.agent_name(b.key.agent))
-            .then_with(newest),
-        SortBy::Updated => newest(),
-        SortBy::Age => a.state_since.cmp(&b.state_since),
-    };
-    // Ties broken by key, so the order is total and rows never swap places at random.
-    primary.then_with(|| a.key.cmp(&b.key))
+/// Where a task sorts in a view: a key that orders like the view, so a task can be moved by
+/// taking out its old key and putting in its new one (O(log n)), never a full sort.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct SortKey {
+    class: u8,
+    /// The agent's place in name order (by-agent view only).
+    agent: u32,
+    /// Nanoseconds: negated for "newest first".
+    time: i128,
+    /// Ties broken by key, so the order is total and rows never swap places at random.
+    key: TaskKey,
+}
+
+/// The rows of one view, kept in order as tasks change.
+#[derive(Debug, Clone, Default)]
+pub struct OrderedView {
+    spec: ViewSpec,
+    order: BTreeSet<SortKey>,
+    placed: HashMap<TaskKey, SortKey>,
+    agent_rank: Vec<u32>,
+}
+
+impl OrderedView {
+    pub fn build(store: &Store, spec: &ViewSpec) -> OrderedView {
+        let mut by_name: Vec<AgentId> = (0..store.agents.len()).collect();
+        by_name.sort_by(|a, b| store.agent_name(*a).cmp(store.agent_name(*b)));
+        let mut agent_rank = vec![0; by_name.len()];
+        for (rank, agent) in by_name.into_iter().enumerate() {
+            agent_rank[agent] = rank as u32;
+        }
+        let mut view = OrderedView {
+            spec: spec.clone(),
+            agent_rank,
+            ..OrderedView::default()
+        };
+        for t in store.tasks() {
+            view.place(store, t);
+        }
+        view
+    }
+
+    pub fn spec(&self) -> &ViewSpec {
+        &self.spec
+    }
+
+    fn sort_key(&self, t: &TaskEntry) -> SortKey {
+        let newest = -t.updated.as_nanosecond();
+        let (class, agent, time) = match self.spec.sort {
+            SortBy::StateClass => (class_rank(t.class()), 0, newest),
+            SortBy::Agent => (0, self.agent_rank.get(t.key.agent).copied().unwrap_or(u32::MAX), newest),
+            SortBy::Updated => (0, 0, newest),
+            SortBy::Age => (0, 0, t.state_since.as_nanosecond()),
+        };
+        SortKey {
+            class,
+            agent,
+            time,
+            key: t.key.clone(),
+        }
+    }
+
+    fn shown(&self, store: &Store, t: &TaskEntry) -> bool {
+        !(self.spec.hide_terminal && t.class() == StateClass::Terminal) && self.spec.filter.matches(store, t)
+    }
+
+    fn place(&mut self, store: &Store, t: &TaskEntry) {
+        if self.shown(store, t) {
+            let key = self.sort_key(t);
+            self.order.insert(key.clone());
+            self.placed.insert(t.key.clone(), key);
+        }
+    }
+
+    /// Moves the tasks that changed to where they now belong (or out of the view).
+    pub fn update<'a>(&mut self, store: &Store, changed: impl IntoIterator<Item = &'a TaskKey>) {
+        for key in changed {
+            if let Some(old) = self.placed.remove(key) {
+                self.order.remove(&old);
+            }
+            if let Some(t) = store.task(key) {
+                self.place(store, t);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The rows from `offset` on.
+    pub fn from(&self, offset: usize) -> impl Iterator<Item = &TaskKey> {
+        self.order.iter().skip(offset).map(|k| &k.key)
+    }
+
+    /// The row a task is on, if the view shows it.
+    pub fn position(&self, key: &TaskKey) -> Option<usize> {
+        let placed = self.placed.get(key)?;
+        Some(self.order.range(..placed).count())
+    }
 }
 
 impl Store {
     /// The rows of a view, in order.
     pub fn rows(&self, spec: &ViewSpec) -> Vec<TaskKey> {
-        let mut rows: Vec<&TaskEntry> = self
-            .tasks()
-            .filter(|t| !(spec.hide_terminal && t.class() == StateClass::Terminal))
-            .filter(|t| spec.filter.matches(self, t))
-            .collect();
-        rows.sort_by(|a, b| compare(self, spec.sort, a, b));
-        rows.into_iter().map(|t| t.key.clone()).collect()
+        OrderedView::build(self, spec).from(0).cloned().collect()
     }
 }

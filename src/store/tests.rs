@@ -422,3 +422,43 @@ fn kept_counts_and_waiting_list_match_a_recount() {
     let kept: Vec<&TaskKey> = s.interrupts().iter().map(|t| &t.key).collect();
     assert_eq!(kept, waiting.iter().map(|t| &t.key).collect::<Vec<_>>());
 }
+
+#[test]
+fn an_ordered_view_kept_up_to_date_matches_one_built_afresh() {
+    use super::query::OrderedView;
+    let states = [
+        "TASK_STATE_WORKING",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+    ];
+    for sort in SortBy::ALL {
+        for filter in ["", "state:active", "!completed agent:runner"] {
+            let spec = ViewSpec {
+                sort,
+                filter: Filter::parse(filter),
+                hide_terminal: filter.is_empty(),
+            };
+            let mut s = store();
+            let mut view = OrderedView::build(&s, &spec);
+            let mut x: u64 = 11;
+            for step in 0..600i64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let agent = (x >> 60) as usize % 2;
+                let id = format!("t{}", (x >> 40) % 30);
+                s.apply(status_update(agent, &id, states[((x >> 20) % 4) as usize], "", step));
+                if step % 7 == 0 {
+                    let super::Journal::Changed(keys) = s.take_journal() else {
+                        panic!("no overflow here")
+                    };
+                    view.update(&s, &keys);
+                    let kept: Vec<TaskKey> = view.from(0).cloned().collect();
+                    assert_eq!(kept, s.rows(&spec), "{sort:?} {filter:?} at step {step}");
+                    if let Some(k) = kept.get(kept.len() / 2) {
+                        assert_eq!(view.position(k), Some(kept.len() / 2));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,8 +1,6 @@
 //! The dashboard's state: the store, the view over it, the selection, the overlays. Key presses
 //! arrive here as actions; rendering (`view`) only reads this.
 
-use std::collections::HashMap;
-
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -10,8 +8,8 @@ use super::keys::{Action, KeyMap};
 use super::steer::Steer;
 use super::theme::Theme;
 use crate::a2a::TaskState;
-use crate::store::query::{Filter, ViewSpec};
-use crate::store::{Store, TaskEntry, TaskKey};
+use crate::store::query::{Filter, OrderedView, ViewSpec};
+use crate::store::{Journal, Store, TaskEntry, TaskKey};
 
 /// What sits on top of the main screen; the top one gets the keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +55,8 @@ pub struct App {
     pub quit: bool,
     /// Answers, approvals, cancels, new tasks: what the user asked of the agents.
     pub steer: Steer,
-    rows: Vec<TaskKey>,
-    rows_at: Option<(u64, ViewSpec)>,
-    /// Where each task sits in `rows`, so finding the selection costs nothing per frame.
-    row_index: HashMap<TaskKey, usize>,
+    /// The rows of the view, kept in order as tasks change (never re-sorted whole per frame).
+    view: OrderedView,
 }
 
 impl App {
@@ -81,32 +77,45 @@ impl App {
             tz: TimeZone::system(),
             quit: false,
             steer: Steer::default(),
-            rows: Vec::new(),
-            rows_at: None,
-            row_index: HashMap::new(),
+            view: OrderedView::default(),
         }
     }
 
-    /// Recomputes the rows when the store or the view changed; cheap otherwise.
+    /// Brings the rows up to date: only the tasks that changed move, unless the view itself
+    /// changed (sort, filter) or too much did.
     pub fn refresh(&mut self) {
-        let current = (self.store.version(), self.spec.clone());
-        if self.rows_at.as_ref() != Some(&current) {
-            self.rows = self.store.rows(&self.spec);
-            self.row_index = self.rows.iter().enumerate().map(|(i, k)| (k.clone(), i)).collect();
-            self.rows_at = Some(current);
+        match self.store.take_journal() {
+            Journal::Changed(keys) if *self.view.spec() == self.spec => self.view.update(&self.store, &keys),
+            _ => self.view = OrderedView::build(&self.store, &self.spec),
         }
         if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
-            self.selected = self.rows().first().cloned();
+            self.selected = self.row(0).cloned();
         }
         self.keep_selection_visible();
     }
 
-    /// The rows on screen: the frozen ones while frozen.
-    pub fn rows(&self) -> &[TaskKey] {
+    pub fn row_count(&self) -> usize {
         match &self.frozen {
-            Some((rows, _)) => rows,
-            None => &self.rows,
+            Some((rows, _)) => rows.len(),
+            None => self.view.len(),
         }
+    }
+
+    /// The rows from `offset` on: the frozen ones while frozen.
+    pub fn rows_from(&self, offset: usize) -> Box<dyn Iterator<Item = &TaskKey> + '_> {
+        match &self.frozen {
+            Some((rows, _)) => Box::new(rows.iter().skip(offset)),
+            None => Box::new(self.view.from(offset)),
+        }
+    }
+
+    pub fn row(&self, i: usize) -> Option<&TaskKey> {
+        self.rows_from(i).next()
+    }
+
+    /// Every row, in order (walks them all: for freezing and tests, not for frames).
+    pub fn rows(&self) -> Vec<TaskKey> {
+        self.rows_from(0).cloned().collect()
     }
 
     /// Tasks that appeared since the table was frozen.
@@ -121,7 +130,7 @@ impl App {
         let key = self.selected.as_ref()?;
         match &self.frozen {
             Some((rows, _)) => rows.iter().position(|k| k == key),
-            None => self.row_index.get(key).copied(),
+            None => self.view.position(key),
         }
     }
 
@@ -139,7 +148,7 @@ impl App {
     }
 
     fn keep_selection_visible(&mut self) {
-        let len = self.rows().len();
+        let len = self.row_count();
         let page = self.page.max(1);
         match self.selected_index() {
             Some(i) if i < self.offset => self.offset = i,
@@ -150,14 +159,14 @@ impl App {
     }
 
     fn select_index(&mut self, i: usize) {
-        if let Some(k) = self.rows().get(i).cloned() {
+        if let Some(k) = self.row(i).cloned() {
             self.selected = Some(k);
         }
         self.keep_selection_visible();
     }
 
     fn move_by(&mut self, delta: isize) {
-        let len = self.rows().len();
+        let len = self.row_count();
         if len == 0 {
             return;
         }
@@ -246,7 +255,7 @@ impl App {
             Action::PageUp => self.move_by(-(self.page.max(1) as isize)),
             Action::PageDown => self.move_by(self.page.max(1) as isize),
             Action::Top => self.select_index(0),
-            Action::Bottom => self.select_index(self.rows().len().saturating_sub(1)),
+            Action::Bottom => self.select_index(self.row_count().saturating_sub(1)),
             Action::Details => {
                 let key = if in_approvals {
                     self.approvals().get(self.approval).map(|t| t.key.clone())
@@ -272,7 +281,7 @@ impl App {
             Action::Freeze => {
                 self.frozen = match self.frozen.take() {
                     Some(_) => None,
-                    None => Some((self.rows.clone(), self.store.version())),
+                    None => Some((self.rows(), self.store.version())),
                 };
             }
             Action::FocusNext => {

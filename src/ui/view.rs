@@ -74,7 +74,10 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         };
         let cap = (area.height / 3).max(border + 2);
         let budget = usize::from(cap - border);
-        let need: usize = approval_blocks(app, usize::from(inner), compact, 0, budget).iter().map(Vec::len).sum();
+        let need: usize = approval_blocks(app, usize::from(inner), compact, 0, budget)
+            .iter()
+            .map(Vec::len)
+            .sum();
         to_u16(need).saturating_add(border).min(cap)
     };
     let [title, agents, tasks, approvals, footer] = Layout::vertical([
@@ -356,8 +359,7 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
         title.push(Span::styled("── finished hidden ", t.dim()));
     }
     let block = border(Line::from(title), app, app.focus == Focus::Tasks);
-    let rows = app.rows();
-    if rows.is_empty() {
+    if app.row_count() == 0 {
         let msg = if app.store.agents.is_empty() {
             "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
         } else if app.store.is_empty() {
@@ -406,11 +408,12 @@ fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
         .collect();
     let page = usize::from(area.height.saturating_sub(3));
     let selected = app.selected_index();
-    let body: Vec<Row> = rows
-        .iter()
-        .enumerate()
-        .skip(app.offset)
+    // Only the rows on screen are built.
+    let body: Vec<Row> = app
+        .rows_from(app.offset)
         .take(page)
+        .enumerate()
+        .map(|(i, key)| (i + app.offset, key))
         .filter_map(|(i, key)| {
             let task = app.store.task(key)?;
             let row = Row::new(task_cells(app, task, wide, agent_w, status_w));
@@ -594,8 +597,10 @@ fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
     } else {
         (area.width.saturating_sub(2), area.height.saturating_sub(2))
     };
-    let lines: Vec<Line> =
-        visible_approvals(app, usize::from(inner), compact, usize::from(room)).into_iter().flatten().collect();
+    let lines: Vec<Line> = visible_approvals(app, usize::from(inner), compact, usize::from(room))
+        .into_iter()
+        .flatten()
+        .collect();
     if compact {
         frame.render_widget(Paragraph::new(lines), area);
         return;
