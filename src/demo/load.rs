@@ -74,9 +74,10 @@ pub fn context_id(agent: usize) -> String {
     format!("c0a7e4f2-{agent:04x}-4000-8000-000000000000")
 }
 
-/// The id of task `index` on agent `agent`: UUID-shaped, like the SDKs'.
+/// The id of task `index` on agent `agent`: UUID-shaped, like the SDKs', and told apart by its
+/// first 8 digits, as the dashboard's short ids are.
 pub fn task_id(agent: usize, index: usize) -> String {
-    format!("7a5c0000-{agent:04x}-4000-8000-{index:012x}")
+    format!("{index:08x}-7a5c-4000-8000-{agent:012x}")
 }
 
 fn message_id(agent: usize, index: usize, step: usize) -> String {
@@ -232,7 +233,7 @@ impl LoadAgent {
 
     fn find(&self, id: &str) -> Option<usize> {
         // Ids are ours, so the index is in them; anything else is not found.
-        let index = usize::from_str_radix(id.rsplit('-').next()?, 16).ok()?;
+        let index = usize::from_str_radix(id.split('-').next()?, 16).ok()?;
         (self.slots.get(index)?.id == id).then_some(index)
     }
 }

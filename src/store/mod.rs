@@ -11,7 +11,6 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use serde_json::Value;
 
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -49,7 +48,9 @@ pub struct TaskEntry {
     pub state_since: Timestamp,
     pub updated: Timestamp,
     /// The last whole snapshot as JSON, for the detail view.
-    pub raw: Option<Value>,
+    /// The last whole snapshot as compact JSON, for the detail view (text: a parsed `Value`
+    /// would cost several times the memory, for every task, to serve one pane).
+    pub raw: Option<Box<str>>,
     pub watch: Option<WatchMode>,
     pub error: Option<String>,
     /// The store version at which this task first appeared (for the "N new" counter).
@@ -393,7 +394,7 @@ impl Store {
             agent,
             id: task.id.as_str().into(),
         });
-        let raw = serde_json::to_value(&task).ok();
+        let raw = serde_json::to_string(&task).ok().map(String::into_boxed_str);
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
         let mut changed = is_new;
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits

@@ -257,8 +257,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     page.push(Line::raw(""));
 
     page.push(heading("Raw JSON of the last snapshot", t));
-    match &task.raw {
-        Some(raw) => page.json(raw, ""),
+    match task.raw.as_deref().map(serde_json::from_str::<serde_json::Value>) {
+        Some(Ok(raw)) => page.json(&raw, ""),
+        Some(Err(_)) => page.push(Line::styled("(the snapshot could not be shown)", t.dim())),
         None => page.push(Line::styled("(no whole snapshot seen yet)", t.dim())),
     }
     page.lines
