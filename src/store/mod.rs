@@ -48,9 +48,8 @@ pub struct TaskEntry {
     pub state_since: Timestamp,
     pub updated: Timestamp,
     /// The last whole snapshot as JSON, for the detail view.
-    /// The last whole snapshot as compact JSON, for the detail view (text: a parsed `Value`
-    /// would cost several times the memory, for every task, to serve one pane).
-    pub raw: Option<Box<str>>,
+    /// Whether a whole snapshot (ListTasks, GetTask, a subscription's first frame) was seen.
+    pub snapshot_seen: bool,
     pub watch: Option<WatchMode>,
     pub error: Option<String>,
     /// The store version at which this task first appeared (for the "N new" counter).
@@ -58,6 +57,19 @@ pub struct TaskEntry {
 }
 
 impl TaskEntry {
+    /// The task as this watcher holds it, in the protocol's shape: the last snapshot with every
+    /// later event folded in. Built when asked (the detail pane), never kept per task.
+    pub fn as_task(&self) -> Task {
+        Task {
+            id: self.key.id.to_string(),
+            context_id: self.context.clone(),
+            status: self.status.clone(),
+            artifacts: self.artifacts.clone(),
+            history: self.history.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+
     pub fn state(&self) -> &TaskState {
         &self.status.state
     }
@@ -377,7 +389,7 @@ impl Store {
             timeline_dropped: 0,
             state_since: seen,
             updated: seen,
-            raw: None,
+            snapshot_seen: false,
             watch: None,
             error: None,
             first_seen: version + 1,
@@ -394,7 +406,6 @@ impl Store {
             agent,
             id: task.id.as_str().into(),
         });
-        let raw = serde_json::to_string(&task).ok().map(String::into_boxed_str);
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
         let mut changed = is_new;
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
@@ -416,9 +427,7 @@ impl Store {
             entry.metadata = task.metadata;
             changed = true;
         }
-        if raw.is_some() && raw != entry.raw {
-            entry.raw = raw;
-        }
+        entry.snapshot_seen = true;
         let key = entry.key.clone();
         match set_status(entry, task.status, seen, limits.timeline) {
             StatusChange::Moved => Change::State(key),

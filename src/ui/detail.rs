@@ -256,12 +256,14 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     }
     page.push(Line::raw(""));
 
-    page.push(heading("Raw JSON of the last snapshot", t));
-    match task.raw.as_deref().map(serde_json::from_str::<serde_json::Value>) {
-        Some(Ok(raw)) => page.json(&raw, ""),
-        Some(Err(_)) => page.push(Line::styled("(the snapshot could not be shown)", t.dim())),
-        None => page.push(Line::styled("(no whole snapshot seen yet)", t.dim())),
+    page.push(heading("Raw JSON (the last snapshot, later events folded in)", t));
+    if !task.snapshot_seen {
+        page.push(Line::styled(
+            "(no whole snapshot seen yet: built from the events so far)",
+            t.dim(),
+        ));
     }
+    page.json(&serde_json::to_value(task.as_task()).unwrap_or_default(), "");
     page.lines
         .iter()
         .flat_map(|(l, hang)| {
