@@ -70,12 +70,49 @@ pub fn parse_timestamp(s: &str) -> Option<Timestamp> {
 }
 
 /// An optional timestamp; one we cannot read becomes `None` rather than losing the whole event.
+/// Read straight from the text (no intermediate value): it is on every status of every frame.
 pub fn timestamp<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
-    let raw = Option::<serde_json::Value>::deserialize(d)?;
-    Ok(match raw {
-        Some(serde_json::Value::String(s)) => parse_timestamp(&s),
-        _ => None,
-    })
+    struct TimestampVisitor;
+    impl<'de> Visitor<'de> for TimestampVisitor {
+        type Value = Option<Timestamp>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an RFC 3339 timestamp")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(parse_timestamp(v))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(self)
+        }
+        // Anything else (a number, an object) is not a timestamp we can read.
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    }
+    d.deserialize_option(TimestampVisitor)
 }
 
 pub fn serialize_timestamp<S: Serializer>(ts: &Option<Timestamp>, s: S) -> Result<S::Ok, S::Error> {
@@ -114,6 +151,29 @@ mod tests {
     struct Counted {
         #[serde(default, deserialize_with = "count")]
         n: u32,
+    }
+
+    #[derive(Deserialize)]
+    struct Stamped {
+        #[serde(default, deserialize_with = "timestamp")]
+        at: Option<Timestamp>,
+    }
+
+    #[test]
+    fn unreadable_timestamps_become_none_not_errors() {
+        for json in [r#"{"at":"2026-10-06T09:00:00Z"}"#] {
+            assert!(serde_json::from_str::<Stamped>(json).unwrap().at.is_some());
+        }
+        for json in [
+            r#"{"at":null}"#,
+            r#"{"at":"soon"}"#,
+            r#"{"at":12}"#,
+            r#"{"at":{"s":1}}"#,
+            r#"{"at":[1]}"#,
+            "{}",
+        ] {
+            assert_eq!(serde_json::from_str::<Stamped>(json).unwrap().at, None, "{json}");
+        }
     }
 
     #[test]

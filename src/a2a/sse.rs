@@ -86,29 +86,30 @@ struct SizeGuard<S> {
 
 impl<S> SizeGuard<S> {
     fn admit(&mut self, chunk: &[u8]) -> bool {
-        for &b in chunk {
-            match b {
-                b'\r' => {
-                    self.newlines = self.newlines.saturating_add(1);
-                    self.last_cr = true;
+        let mut rest = chunk;
+        while let Some(&first) = rest.first() {
+            // Ordinary bytes are counted a run at a time, up to the next line end.
+            let run = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+            if run > 0 {
+                if self.newlines >= 2 {
+                    self.event_len = 0;
                 }
-                b'\n' => {
-                    if !std::mem::take(&mut self.last_cr) {
-                        self.newlines = self.newlines.saturating_add(1);
-                    }
+                self.newlines = 0;
+                self.last_cr = false;
+                self.event_len += run;
+                if self.event_len > self.limit {
+                    return false;
                 }
-                _ => {
-                    if self.newlines >= 2 {
-                        self.event_len = 0;
-                    }
-                    self.newlines = 0;
-                    self.last_cr = false;
-                    self.event_len += 1;
-                    if self.event_len > self.limit {
-                        return false;
-                    }
-                }
+                rest = &rest[run..];
+                continue;
             }
+            if first == b'\r' {
+                self.newlines = self.newlines.saturating_add(1);
+                self.last_cr = true;
+            } else if !std::mem::take(&mut self.last_cr) {
+                self.newlines = self.newlines.saturating_add(1);
+            }
+            rest = &rest[1..];
         }
         true
     }
