@@ -164,7 +164,8 @@ impl Default for Limits {
 #[derive(Debug, Default)]
 pub struct Store {
     pub agents: Vec<AgentEntry>,
-    tasks: HashMap<TaskKey, TaskEntry>,
+    /// Per agent, by task id: looked up by `&str`, so an event costs no allocation to find its task.
+    tasks: Vec<HashMap<Arc<str>, TaskEntry>>,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
@@ -203,11 +204,11 @@ impl Store {
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {
-        self.tasks.get(key)
+        self.tasks.get(key.agent)?.get(&*key.id)
     }
 
     pub fn tasks(&self) -> impl Iterator<Item = &TaskEntry> {
-        self.tasks.values()
+        self.tasks.iter().flat_map(HashMap::values)
     }
 
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
@@ -215,11 +216,11 @@ impl Store {
     }
 
     pub fn len(&self) -> usize {
-        self.tasks.len()
+        self.tasks.iter().map(HashMap::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.tasks.iter().all(HashMap::is_empty)
     }
 
     pub fn agent_name(&self, agent: AgentId) -> &str {
@@ -244,20 +245,31 @@ impl Store {
 
     /// Every task waiting on a person, oldest first.
     pub fn interrupts(&self) -> Vec<&TaskEntry> {
-        self.waiting.iter().filter_map(|(_, key)| self.tasks.get(key)).collect()
+        self.waiting.iter().filter_map(|(_, key)| self.task(key)).collect()
     }
 
     /// A task's state and since when, before an event: what `reindex` compares against.
-    fn indexed(&self, key: &TaskKey) -> Option<(TaskState, Timestamp)> {
+    fn indexed(&self, agent: AgentId, id: &str) -> Option<(TaskState, Timestamp)> {
         self.tasks
-            .get(key)
+            .get(agent)?
+            .get(id)
             .filter(|t| !t.timeline.is_empty())
             .map(|t| (t.state().clone(), t.state_since))
     }
 
+    /// Only a state move can change where a task is counted or whether it waits.
+    fn reindex_moved(&mut self, change: &Change, before: Option<(TaskState, Timestamp)>) {
+        if let Change::State(key) = change {
+            let key = key.clone();
+            self.reindex(&key, before);
+        }
+    }
+
     /// Moves a task between the counts and the waiting list after its state changed.
     fn reindex(&mut self, key: &TaskKey, before: Option<(TaskState, Timestamp)>) {
-        let Some(now) = self.indexed(key) else { return };
+        let Some(now) = self.indexed(key.agent, &key.id) else {
+            return;
+        };
         if before.as_ref() == Some(&now) {
             return;
         }
@@ -317,44 +329,35 @@ impl Store {
                 _ => Change::Nothing,
             },
             Event::Snapshot { agent, task, seen } => {
-                let key = TaskKey {
-                    agent,
-                    id: task.id.as_str().into(),
-                };
-                let before = self.indexed(&key);
+                let before = self.indexed(agent, &task.id);
                 let change = self.apply_snapshot(agent, task, seen);
-                self.reindex(&key, before);
+                self.reindex_moved(&change, before);
                 change
             }
             Event::Update { agent, event, seen } => {
-                let key = event.task_id().map(|id| TaskKey { agent, id: id.into() });
-                let before = key.as_ref().and_then(|k| self.indexed(k));
+                let before = event.task_id().and_then(|id| self.indexed(agent, id));
                 let change = self.apply_update(agent, event, seen);
-                if let Some(key) = key {
-                    self.reindex(&key, before);
-                }
+                self.reindex_moved(&change, before);
                 change
             }
             Event::Watching { agent, task, mode } => {
-                let key = TaskKey { agent, id: task.into() };
-                match self.tasks.get_mut(&key) {
+                match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task.as_str())) {
                     Some(t) if t.watch != Some(mode) => {
                         t.watch = Some(mode);
                         // A stream that opens again supersedes the error that closed the last one.
                         if mode == WatchMode::Streaming {
                             t.error = None;
                         }
-                        Change::Task(key)
+                        Change::Task(t.key.clone())
                     }
                     _ => Change::Nothing,
                 }
             }
             Event::TaskError { agent, task, message } => {
-                let key = TaskKey { agent, id: task.into() };
-                match self.tasks.get_mut(&key) {
+                match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task.as_str())) {
                     Some(t) if t.error.as_deref() != Some(&message) => {
                         t.error = Some(message);
-                        Change::Task(key)
+                        Change::Task(t.key.clone())
                     }
                     _ => Change::Nothing,
                 }
@@ -372,28 +375,36 @@ impl Store {
     }
 
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
-        let key = TaskKey { agent, id: id.into() };
         let version = self.version;
-        let entry = self.tasks.entry(key.clone()).or_insert_with(|| TaskEntry {
-            key,
-            context: String::new(),
-            status: TaskStatus {
-                state: TaskState::Unknown("(not seen yet)".into()),
-                message: None,
-                timestamp: None,
-            },
-            artifacts: Vec::new(),
-            history: Vec::new(),
-            metadata: None,
-            timeline: VecDeque::new(),
-            timeline_dropped: 0,
-            state_since: seen,
-            updated: seen,
-            snapshot_seen: false,
-            watch: None,
-            error: None,
-            first_seen: version + 1,
-        });
+        if self.tasks.len() <= agent {
+            self.tasks.resize_with(agent + 1, HashMap::new);
+        }
+        let map = &mut self.tasks[agent];
+        if !map.contains_key(id) {
+            let key = TaskKey { agent, id: id.into() };
+            let entry = TaskEntry {
+                key: key.clone(),
+                context: String::new(),
+                status: TaskStatus {
+                    state: TaskState::Unknown("(not seen yet)".into()),
+                    message: None,
+                    timestamp: None,
+                },
+                artifacts: Vec::new(),
+                history: Vec::new(),
+                metadata: None,
+                timeline: VecDeque::new(),
+                timeline_dropped: 0,
+                state_since: seen,
+                updated: seen,
+                snapshot_seen: false,
+                watch: None,
+                error: None,
+                first_seen: version + 1,
+            };
+            map.insert(key.id, entry);
+        }
+        let entry = map.get_mut(id).expect("inserted above");
         if entry.context.is_empty() && !context.is_empty() {
             entry.context = context.to_string();
         }
@@ -402,10 +413,7 @@ impl Store {
 
     fn apply_snapshot(&mut self, agent: AgentId, task: Task, seen: Timestamp) -> Change {
         let limits = self.limits.clone();
-        let is_new = !self.tasks.contains_key(&TaskKey {
-            agent,
-            id: task.id.as_str().into(),
-        });
+        let is_new = self.tasks.get(agent).is_none_or(|m| !m.contains_key(task.id.as_str()));
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
         let mut changed = is_new;
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
