@@ -397,20 +397,33 @@ impl TaskArtifactUpdateEvent {
     /// Folds this chunk into a task's artifacts (spec section 4.7): `append` adds the parts to the
     /// artifact with the same id, otherwise the artifact is new or replaced. An append for an
     /// artifact we never saw (we joined mid-stream) starts it, rather than losing the chunk.
-    pub fn apply_to(&self, artifacts: &mut Vec<Artifact>) {
+    /// Returns whether anything changed: a replacement equal to what is held (an artifact
+    /// snapshot after its chunks) changes nothing.
+    pub fn apply_to(&self, artifacts: &mut Vec<Artifact>) -> bool {
         let incoming = &self.artifact;
         match artifacts.iter_mut().find(|a| a.artifact_id == incoming.artifact_id) {
             Some(existing) if self.append => {
+                let mut changed = !incoming.parts.is_empty();
                 existing.parts.extend(incoming.parts.iter().cloned());
-                if incoming.name.is_some() {
+                if incoming.name.is_some() && incoming.name != existing.name {
                     existing.name = incoming.name.clone();
+                    changed = true;
                 }
-                if incoming.metadata.is_some() {
+                if incoming.metadata.is_some() && incoming.metadata != existing.metadata {
                     existing.metadata = incoming.metadata.clone();
+                    changed = true;
                 }
+                changed
             }
-            Some(existing) => *existing = incoming.clone(),
-            None => artifacts.push(incoming.clone()),
+            Some(existing) if existing == incoming => false,
+            Some(existing) => {
+                *existing = incoming.clone();
+                true
+            }
+            None => {
+                artifacts.push(incoming.clone());
+                true
+            }
         }
     }
 }
@@ -753,7 +766,12 @@ mod tests {
         chunk(true, "a").apply_to(&mut arts);
         assert_eq!(arts[0].text(), "joined late a");
         chunk(false, "fresh").apply_to(&mut arts);
-        chunk(true, "b").apply_to(&mut arts);
+        assert!(chunk(true, "b").apply_to(&mut arts));
+        let same = TaskArtifactUpdateEvent {
+            artifact: arts[0].clone(),
+            ..Default::default()
+        };
+        assert!(!same.apply_to(&mut arts), "a snapshot of what is held changes nothing");
         assert_eq!(arts.len(), 1);
         assert_eq!(arts[0].text(), "freshb");
     }

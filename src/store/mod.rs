@@ -482,10 +482,8 @@ impl Store {
                     return Change::Nothing;
                 }
                 let entry = self.entry(agent, &update.task_id, &update.context_id, seen);
-                let before = entry.artifacts.clone();
-                update.apply_to(&mut entry.artifacts);
-                // An artifact snapshot after its chunks (or a replayed chunk) changes nothing.
-                if entry.artifacts == before {
+                // An artifact snapshot after its chunks changes nothing.
+                if !update.apply_to(&mut entry.artifacts) {
                     return Change::Nothing;
                 }
                 entry.updated = seen;

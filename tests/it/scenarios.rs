@@ -159,7 +159,9 @@ impl Run {
                 self.states.push(u.status.state.clone());
                 self.texts.push(u.status.text());
             }
-            StreamResponse::ArtifactUpdate(u) => u.apply_to(&mut self.artifacts),
+            StreamResponse::ArtifactUpdate(u) => {
+                u.apply_to(&mut self.artifacts);
+            }
             StreamResponse::Message(_) => {}
         }
     }
