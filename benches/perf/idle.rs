@@ -1,0 +1,191 @@
+//! Benchmark 5, Idle: 1,000 live subscriptions with no events, the real binary in TUI mode inside tmux:
+//! CPU seconds per wall second, and the writes it makes to the terminal (strace).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{
+    LoadServer, Section, Verdict, binary, cpu_seconds, empty_config, mib, quick, rss_kib, say, scratch, table,
+    thread_cpu_seconds,
+};
+
+const SOCKET: &str = "a2a-watch-bench";
+
+fn tmux(args: &[&str]) -> Option<String> {
+    let out = Command::new("tmux").arg("-L").arg(SOCKET).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Kills our own tmux server (its own socket) when the benchmark ends, however it ends.
+struct Session;
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = tmux(&["kill-server"]);
+    }
+}
+
+struct Writes {
+    calls: usize,
+    bytes: usize,
+}
+
+/// Traces the process's write calls to stdout (the terminal) for `window`.
+fn trace_writes(pid: u32, window: Duration) -> Option<Writes> {
+    let out = scratch().join("idle.strace");
+    let _ = std::fs::remove_file(&out);
+    let status = Command::new("timeout")
+        .args(["-s", "INT", &format!("{}", window.as_secs_f64())])
+        .arg("strace")
+        .args(["-f", "-qq", "-e", "trace=write,writev", "-o"])
+        .arg(&out)
+        .arg("-p")
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    let _ = status;
+    let text = std::fs::read_to_string(&out).ok()?;
+    let mut w = Writes { calls: 0, bytes: 0 };
+    for line in text.lines() {
+        // "<tid> write(1, "..."..., 123) = 123"
+        let Some(call) = line.split_once(' ').map(|(_, c)| c.trim_start()) else {
+            continue;
+        };
+        if call.starts_with("write(1,") || call.starts_with("writev(1,") {
+            w.calls += 1;
+            if let Some(n) = call.rsplit("= ").next().and_then(|n| n.trim().parse::<usize>().ok()) {
+                w.bytes += n;
+            }
+        }
+    }
+    Some(w)
+}
+
+pub fn run() -> Section {
+    let tasks = 1_000;
+    let window = Duration::from_secs(if quick() { 10 } else { 30 });
+    let trace_window = Duration::from_secs(if quick() { 5 } else { 10 });
+    if tmux(&["-V"]).is_none() && Command::new("tmux").arg("-V").output().is_err() {
+        return Section {
+            number: 5,
+            title: "Idle",
+            target: "< 1% of a core; no redraws without a change".into(),
+            result: "not measured: no tmux".into(),
+            verdict: Verdict::Info,
+            body: "tmux is not installed; nothing was measured.\n".into(),
+        };
+    }
+    let s = LoadServer::start(&[
+        "--tasks".into(),
+        tasks.to_string(),
+        "--events".into(),
+        "0".into(),
+        "--hold".into(),
+    ]);
+    let _ = tmux(&["kill-server"]);
+    let session = Session;
+    let cmd = format!(
+        "exec {} --config {} --log-file {} --agent {} --max-streams {tasks}",
+        binary().display(),
+        empty_config().display(),
+        scratch().join("idle.log").display(),
+        s.url()
+    );
+    say("idle: starting the dashboard in tmux");
+    tmux(&["new-session", "-d", "-s", "bench", "-x", "200", "-y", "50", &cmd]).expect("tmux starts");
+    let pid: u32 = tmux(&["list-panes", "-t", "bench", "-F", "#{pane_pid}"])
+        .and_then(|p| p.lines().next()?.trim().parse().ok())
+        .expect("the pane's pid");
+    let started = Instant::now();
+    let subscribed = s.wait_for(Duration::from_secs(120), |st| st.open_streams as usize >= tasks);
+    let to_subscribe = started.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_secs(3));
+    say(format!("idle: measuring CPU for {window:?}"));
+    // Nanosecond thread times where the kernel has them, clock ticks otherwise.
+    let cpu = |pid: u32| thread_cpu_seconds(pid).unwrap_or_else(|| cpu_seconds(pid));
+    let (cpu0, t0, st0) = (cpu(pid), Instant::now(), s.stats());
+    let server_cpu0 = cpu_seconds(s.pid());
+    std::thread::sleep(window);
+    let (cpu1, wall, st1) = (cpu(pid), t0.elapsed().as_secs_f64(), s.stats());
+    let server_cpu = cpu_seconds(s.pid()) - server_cpu0;
+    let share = (cpu1 - cpu0) / wall;
+    let rss = rss_kib(pid);
+    say(format!("idle: tracing terminal writes for {trace_window:?}"));
+    let before = tmux(&["capture-pane", "-p", "-t", "bench"]).unwrap_or_default();
+    let writes = trace_writes(pid, trace_window);
+    let screen = tmux(&["capture-pane", "-p", "-t", "bench"]).unwrap_or_default();
+    let screen_changed = before != screen;
+    let shows_tasks = screen.contains(&tasks.to_string()) || screen.contains("1,000") || screen.contains("1000");
+    drop(session);
+
+    let open = st1.open_streams;
+    let lists = st1.list_calls - st0.list_calls;
+    let gets = st1.get_calls - st0.get_calls;
+    let ok = subscribed && share < 0.01;
+    let (draws, per_s, bytes) = match &writes {
+        Some(w) => (
+            w.calls.to_string(),
+            format!("{:.1}", w.calls as f64 / trace_window.as_secs_f64()),
+            format!("{:.0}", w.bytes as f64 / trace_window.as_secs_f64()),
+        ),
+        None => ("strace failed".into(), "—".into(), "—".into()),
+    };
+    let rows = vec![vec![
+        format!("{}", open),
+        format!("{to_subscribe:.1} s"),
+        format!("{:.2} s / {wall:.1} s", cpu1 - cpu0),
+        format!("**{:.2}%**", share * 100.0),
+        format!("{lists} ({:.1}/s)", lists as f64 / wall),
+        gets.to_string(),
+        format!("{:.2}%", server_cpu / wall * 100.0),
+        mib(rss),
+    ]];
+    let body = format!(
+        "`serve-load --tasks {tasks} --events 0 --hold`: every task WORKING, its stream open, no events (a \
+`: keep-alive` comment every 15 s, like sse-starlette). The real binary in TUI mode in a detached tmux session \
+(200x50, its own tmux socket): `a2a-watch --agent URL --max-streams {tasks}` (the default cap, 256, would stream only \
+256 of them). Once the load agent holds {tasks} open streams, 3 s of settling, then CPU time summed over the \
+process's threads from /proc/PID/task/*/schedstat (ns) over {window:?} of wall time. Then `strace -f -e trace=write,writev -p PID` for \
+{trace_window:?}: every write to fd 1 is a frame sent to the terminal.\n\n{}\n\
+Terminal writes in {trace_window:?}: **{draws}** ({per_s}/s, {bytes} bytes/s){}; the screen text {} between the \
+captures taken before and after the trace. Target: < 1% of one core, and no redraws without a change.\n",
+        table(
+            &[
+                "open streams",
+                "time to subscribe all",
+                "CPU / wall",
+                "CPU share",
+                "ListTasks calls in window",
+                "GetTask calls",
+                "load agent CPU",
+                "RSS"
+            ],
+            &rows
+        ),
+        if shows_tasks {
+            ""
+        } else {
+            " (the captured screen did not show the task count; check the pane)"
+        },
+        if screen_changed {
+            "changed (ages tick)"
+        } else {
+            "did not change"
+        },
+    );
+    Section {
+        number: 5,
+        title: "Idle",
+        target: "< 1% of one core (CPU s / wall s); no redraws without a change".into(),
+        result: format!(
+            "{:.2}% of a core with {open} open streams; {per_s} terminal writes/s",
+            share * 100.0
+        ),
+        verdict: Verdict::of(ok && (screen_changed || writes.as_ref().is_none_or(|w| w.calls == 0))),
+        body,
+    }
+}

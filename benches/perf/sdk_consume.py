@@ -1,0 +1,41 @@
+"""Baseline (b) of benchmark 2: the official A2A Python SDK's client (a2a-sdk 1.3.0) consuming
+SubscribeToTask streams from the load agent, counting events, all streams concurrently on one
+asyncio loop and one shared httpx client. Prints one JSON line: events, seconds, events/s.
+
+usage: sdk_consume.py URL TASK_ID...   (task ids also accepted one per line on stdin with '-')
+"""
+
+import asyncio
+import json
+import sys
+import time
+
+import httpx
+from a2a.client import ClientConfig, create_client
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+
+
+async def consume(client, task_id, counts):
+    n = 0
+    async for _event in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+        n += 1
+    counts.append(n)
+
+
+async def main(url, ids):
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+    async with httpx.AsyncClient(timeout=None, limits=limits) as http:
+        client = await create_client(url, client_config=ClientConfig(httpx_client=http, streaming=True))
+        counts = []
+        start = time.perf_counter()
+        await asyncio.gather(*(consume(client, t, counts) for t in ids))
+        seconds = time.perf_counter() - start
+    events = sum(counts)
+    print(json.dumps({"events": events, "streams": len(counts), "seconds": seconds, "events_per_s": events / seconds}))
+
+
+if __name__ == "__main__":
+    url, ids = sys.argv[1], sys.argv[2:]
+    if ids == ["-"]:
+        ids = [line.strip() for line in sys.stdin if line.strip()]
+    asyncio.run(main(url, ids))

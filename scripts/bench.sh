@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every benchmark of issue 6 in one go and writes BENCHMARKS.md at the repository root:
+# the figures, how each was measured, the machine, the date, and callgrind profiles of the
+# worst ratios. Benchmarks report; this script fails only if the benchmarks cannot be built.
+#
+#   scripts/bench.sh                    # everything (about 10 minutes on 2 cores)
+#   BENCH_QUICK=1 scripts/bench.sh      # smoke run: smaller sizes, shorter windows
+#   BENCH_ONLY="decode render" scripts/bench.sh   # a subset
+#   BENCH_PROFILE=0 scripts/bench.sh    # no callgrind section
+#   BENCH_REPORT=/tmp/b.md scripts/bench.sh       # write the report elsewhere
+#
+# Uses, when present: tmux and strace (idle), prlimit (scale), valgrind (profiles), and the
+# a2a-sdk 1.3.0 venv of tests/interop/python/setup.sh (the Python baseline of ingest).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+REPORT="${BENCH_REPORT:-$ROOT/BENCHMARKS.md}"
+
+warn() { echo "bench.sh: $*" >&2; }
+
+# The Python baseline needs the official SDK; setting it up needs the network the first time.
+if [[ ! -x "${A2A_PY13_VENV:-tests/interop/.venv-py13}/bin/python" ]]; then
+  bash tests/interop/python/setup.sh || warn "no a2a-sdk 1.3.0 venv: ingest baseline (b) will be skipped"
+fi
+for tool in tmux strace prlimit valgrind; do
+  command -v "$tool" >/dev/null 2>&1 || warn "$tool not found: the parts that need it are skipped"
+done
+
+args=()
+read -r -a args <<<"${BENCH_ONLY:-all}"
+if [[ "${BENCH_PROFILE:-1}" != "0" ]] && command -v valgrind >/dev/null 2>&1; then
+  args+=(--profile)
+fi
+
+# The bench target is built with the release profile, and so is the a2a-watch binary it drives.
+cargo bench --bench perf --no-run
+cargo bench --bench perf -- "${args[@]}" --report "$REPORT"
+echo "bench.sh: wrote $REPORT"
