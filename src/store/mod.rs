@@ -170,6 +170,8 @@ pub struct Store {
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
     waiting: BTreeSet<(Timestamp, TaskKey)>,
+    /// The AUTH_REQUIRED ones among them: the approvals pane.
+    approvals: BTreeSet<(Timestamp, TaskKey)>,
     /// What became of the actions the user took, by id.
     actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
     /// Tasks changed since the views last looked, so they move only those.
@@ -248,6 +250,17 @@ impl Store {
         self.waiting.iter().filter_map(|(_, key)| self.task(key)).collect()
     }
 
+    /// How many tasks wait for an approval (AUTH_REQUIRED).
+    pub fn approval_count(&self) -> usize {
+        self.approvals.len()
+    }
+
+    /// The AUTH_REQUIRED tasks from the `first`-th on, oldest first; only what is taken is
+    /// looked up, so a pane of five costs five lookups whatever the number waiting.
+    pub fn approvals_from(&self, first: usize) -> impl Iterator<Item = &TaskEntry> {
+        self.approvals.iter().skip(first).filter_map(|(_, key)| self.task(key))
+    }
+
     /// A task's state and since when, before an event: what `reindex` compares against.
     fn indexed(&self, agent: AgentId, id: &str) -> Option<(TaskState, Timestamp)> {
         self.tasks
@@ -279,10 +292,14 @@ impl Store {
         if let Some((state, since)) = before {
             self.counts[key.agent].remove(&state);
             self.waiting.remove(&(since, key.clone()));
+            self.approvals.remove(&(since, key.clone()));
         }
         self.counts[key.agent].add(&now.0);
         if now.0.is_interrupted() {
             self.waiting.insert((now.1, key.clone()));
+        }
+        if now.0 == TaskState::AuthRequired {
+            self.approvals.insert((now.1, key.clone()));
         }
     }
 
@@ -557,6 +574,10 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     entry.updated = at.max(entry.updated);
     if state_moved && entry.state().is_terminal() {
         entry.error = None;
+        // A finished task rarely grows again: give back what its lists reserved.
+        entry.timeline.shrink_to_fit();
+        entry.history.shrink_to_fit();
+        entry.artifacts.shrink_to_fit();
     }
     if state_moved {
         StatusChange::Moved

@@ -421,6 +421,14 @@ fn kept_counts_and_waiting_list_match_a_recount() {
     waiting.sort_by(|a, b| a.state_since.cmp(&b.state_since).then_with(|| a.key.cmp(&b.key)));
     let kept: Vec<&TaskKey> = s.interrupts().iter().map(|t| &t.key).collect();
     assert_eq!(kept, waiting.iter().map(|t| &t.key).collect::<Vec<_>>());
+    let approvals: Vec<&TaskKey> = s.approvals_from(0).map(|t| &t.key).collect();
+    let auth: Vec<&TaskKey> = waiting
+        .iter()
+        .filter(|t| *t.state() == TaskState::AuthRequired)
+        .map(|t| &t.key)
+        .collect();
+    assert_eq!(approvals, auth);
+    assert_eq!(s.approval_count(), auth.len());
 }
 
 #[test]

@@ -7,7 +7,6 @@ use jiff::tz::TimeZone;
 use super::keys::{Action, KeyMap};
 use super::steer::Steer;
 use super::theme::Theme;
-use crate::a2a::TaskState;
 use crate::store::query::{Filter, OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
 
@@ -138,13 +137,14 @@ impl App {
         self.selected.as_ref().and_then(|k| self.store.task(k))
     }
 
-    /// AUTH_REQUIRED tasks, oldest first: the approvals pane.
+    /// AUTH_REQUIRED tasks, oldest first: the approvals pane (every one: not for frames).
     pub fn approvals(&self) -> Vec<&TaskEntry> {
-        self.store
-            .interrupts()
-            .into_iter()
-            .filter(|t| *t.state() == TaskState::AuthRequired)
-            .collect()
+        self.store.approvals_from(0).collect()
+    }
+
+    /// The `i`-th approval of the pane.
+    pub fn approval_at(&self, i: usize) -> Option<&TaskEntry> {
+        self.store.approvals_from(i).next()
     }
 
     fn keep_selection_visible(&mut self) {
@@ -243,7 +243,7 @@ impl App {
     }
 
     fn handle_main(&mut self, action: Action) {
-        let approvals = self.approvals().len();
+        let approvals = self.store.approval_count();
         let in_approvals = self.focus == Focus::Approvals && approvals > 0;
         match action {
             Action::Quit => self.quit = true,
@@ -258,7 +258,7 @@ impl App {
             Action::Bottom => self.select_index(self.row_count().saturating_sub(1)),
             Action::Details => {
                 let key = if in_approvals {
-                    self.approvals().get(self.approval).map(|t| t.key.clone())
+                    self.approval_at(self.approval).map(|t| t.key.clone())
                 } else {
                     self.selected.clone()
                 };

@@ -103,8 +103,7 @@ impl App {
     /// The approval the approval keys act on: the pane's selection when it has the focus, the
     /// selected task when it waits for one, else the pane's selection.
     pub fn target_approval(&self) -> Option<TaskKey> {
-        let pending = self.approvals();
-        let from_pane = pending.get(self.approval).map(|t| t.key.clone());
+        let from_pane = self.approval_at(self.approval).map(|t| t.key.clone());
         if self.focus == Focus::Approvals {
             return from_pane;
         }

@@ -64,7 +64,7 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     } else {
         to_u16(agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
     };
-    let approvals_h = if app.approvals().is_empty() {
+    let approvals_h = if app.store.approval_count() == 0 {
         0
     } else {
         let (inner, border) = if compact {
@@ -491,7 +491,7 @@ fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w:
 /// lines are filled.
 fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget: usize) -> Vec<Vec<Line<'static>>> {
     let t = &app.theme;
-    let pending = app.approvals();
+    let pending = app.store.approval_count();
     let focused = app.focus == Focus::Approvals;
     let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
     let k = |a: Action| app.keys.hint(a);
@@ -542,17 +542,17 @@ fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget:
         Line::from(spans)
     };
     if compact {
-        let i = app.approval.min(pending.len().saturating_sub(1));
-        let Some(p) = pending.get(i) else {
+        let i = app.approval.min(pending.saturating_sub(1));
+        let Some(p) = app.approval_at(i) else {
             return Vec::new();
         };
         let marker = if focused { "▶" } else { "◆" };
         let mut lead = vec![Span::styled(
-            format!(" {marker} {} waiting for approval ", pending.len()),
+            format!(" {marker} {pending} waiting for approval "),
             Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
         )];
-        if pending.len() > 1 {
-            lead.push(Span::styled(format!("{}/{} ", i + 1, pending.len()), t.dim()));
+        if pending > 1 {
+            lead.push(Span::styled(format!("{}/{pending} ", i + 1), t.dim()));
         }
         lead.push(Span::styled("· ", t.dim()));
         let mut block = vec![header(p, lead)];
@@ -562,7 +562,7 @@ fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget:
     // Only the approvals that fit are built: cost follows the pane, not the number waiting.
     let mut blocks = Vec::new();
     let mut used = 0;
-    for (i, p) in pending.iter().enumerate().skip(first) {
+    for (i, p) in app.store.approvals_from(first).enumerate().map(|(n, p)| (first + n, p)) {
         if used >= budget {
             break;
         }
@@ -606,7 +606,7 @@ fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
         return;
     }
     let title = Line::from(Span::styled(
-        format!(" Waiting for approval ({}) ", app.approvals().len()),
+        format!(" Waiting for approval ({}) ", app.store.approval_count()),
         Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
     ));
     let focused = app.focus == Focus::Approvals;
@@ -664,7 +664,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
     if waiting > 0 {
         hints.push(format!("{} inbox", k(Action::Inbox)));
     }
-    if !app.approvals().is_empty() {
+    if app.store.approval_count() > 0 {
         hints.push(format!("{} approvals", k(Action::FocusNext)));
     }
     hints.extend([
