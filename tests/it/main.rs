@@ -1,7 +1,7 @@
-mod engine;
 mod cli;
 mod demo_client;
 mod demo_wire;
+mod engine;
 mod golden;
 mod peers;
 mod scenarios;
