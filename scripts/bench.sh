@@ -23,6 +23,15 @@ warn() { echo "bench.sh: $*" >&2; }
 if [[ ! -x "${A2A_PY13_VENV:-tests/interop/.venv-py13}/bin/python" ]]; then
   bash tests/interop/python/setup.sh || warn "no a2a-sdk 1.3.0 venv: ingest baseline (b) will be skipped"
 fi
+# A fresh machine may lack some of them: install what Debian's packages have, when we may.
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v strace >/dev/null 2>&1 || missing+=(strace)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+if ((${#missing[@]})) && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
+    || warn "could not install ${missing[*]}"
+fi
 for tool in tmux strace prlimit valgrind; do
   command -v "$tool" >/dev/null 2>&1 || warn "$tool not found: the parts that need it are skipped"
 done
