@@ -161,7 +161,8 @@ mod tests {
 
     #[test]
     fn unreadable_timestamps_become_none_not_errors() {
-        for json in [r#"{"at":"2026-10-06T09:00:00Z"}"#] {
+        {
+            let json = r#"{"at":"2026-10-06T09:00:00Z"}"#;
             assert!(serde_json::from_str::<Stamped>(json).unwrap().at.is_some());
         }
         for json in [

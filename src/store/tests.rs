@@ -404,7 +404,7 @@ fn kept_counts_and_waiting_list_match_a_recount() {
         let id = format!("t{}", (x >> 40) % 40);
         let state = states[((x >> 20) % states.len() as u64) as usize];
         let at = step - ((x >> 10) % 5) as i64;
-        if x % 3 == 0 {
+        if x.is_multiple_of(3) {
             s.apply(snapshot(agent, &id, state, "", at));
         } else {
             s.apply(status_update(agent, &id, state, "", at));

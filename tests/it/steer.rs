@@ -161,7 +161,7 @@ async fn a_question_answered_in_the_box_completes_the_review() {
         app.steer.answer.is_none() && {
             app.store
                 .tasks()
-                .any(|t| &*t.key.id == asked.task && *t.state() == TaskState::Completed)
+                .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
         }
     })
     .await;
@@ -212,7 +212,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.until("the connection request", |app| {
         app.store
             .tasks()
-            .any(|t| &*t.key.id == approve && t.status.text().starts_with("Connect slack"))
+            .any(|t| *t.key.id == approve && t.status.text().starts_with("Connect slack"))
     })
     .await;
     // connected? y
@@ -222,7 +222,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.until("completed", |app| {
         app.store
             .tasks()
-            .any(|t| &*t.key.id == approve && *t.state() == TaskState::Completed)
+            .any(|t| *t.key.id == approve && *t.state() == TaskState::Completed)
     })
     .await;
 
@@ -233,14 +233,14 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.until("the denial taken", |app| {
         app.store
             .tasks()
-            .any(|t| &*t.key.id == deny && t.status.text().starts_with("Connect slack"))
+            .any(|t| *t.key.id == deny && t.status.text().starts_with("Connect slack"))
     })
     .await;
     d.select(&deny);
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('n'));
     d.until("finished", |app| {
-        app.store.tasks().any(|t| &*t.key.id == deny && t.state().is_terminal())
+        app.store.tasks().any(|t| *t.key.id == deny && t.state().is_terminal())
     })
     .await;
     let ended = assistant.get_task(&deny, None).await.unwrap();
@@ -362,7 +362,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     let mut deployer = spec(&deployer_url, "deployer");
     deployer.credential = Credential::Value(a2a_watch::a2a::auth::Secret::new(TOKEN));
     let mut d = Dash::new(vec![spec(&runner_url, "test-runner"), deployer]);
-    d.until("the slow run", |app| app.store.tasks().any(|t| &*t.key.id == slow.id))
+    d.until("the slow run", |app| app.store.tasks().any(|t| *t.key.id == slow.id))
         .await;
 
     d.select(&slow.id);
@@ -372,7 +372,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     d.until("canceled", |app| {
         app.store
             .tasks()
-            .any(|t| &*t.key.id == slow.id && *t.state() == TaskState::Canceled)
+            .any(|t| *t.key.id == slow.id && *t.state() == TaskState::Canceled)
     })
     .await;
     d.until("the outcome said", |app| {
@@ -435,7 +435,7 @@ async fn the_box_answers_official_sdk_agents_too() {
             app.steer.answer.is_none() && {
                 app.store
                     .tasks()
-                    .any(|t| &*t.key.id == asked.task && *t.state() == TaskState::Completed)
+                    .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
             }
         })
         .await;
