@@ -52,8 +52,6 @@ pub struct TaskEntry {
     pub snapshot_seen: bool,
     pub watch: Option<WatchMode>,
     pub error: Option<String>,
-    /// The store version at which this task first appeared (for the "N new" counter).
-    pub first_seen: u64,
 }
 
 impl TaskEntry {
@@ -392,7 +390,6 @@ impl Store {
     }
 
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
-        let version = self.version;
         if self.tasks.len() <= agent {
             self.tasks.resize_with(agent + 1, HashMap::new);
         }
@@ -417,7 +414,6 @@ impl Store {
                 snapshot_seen: false,
                 watch: None,
                 error: None,
-                first_seen: version + 1,
             };
             map.insert(key.id, entry);
         }

@@ -45,8 +45,9 @@ pub struct App {
     pub overlays: Vec<Overlay>,
     pub focus: Focus,
     pub approval: usize,
-    /// When frozen: the rows as they were, and the store version at the time.
-    pub frozen: Option<(Vec<TaskKey>, u64)>,
+    /// When frozen: the rows as they were, and how many tasks the store held then (tasks are
+    /// never removed, so the difference is what is new).
+    pub frozen: Option<(Vec<TaskKey>, usize)>,
     /// The time the view is drawn at; set by the loop, fixed in tests.
     pub now: Timestamp,
     /// The zone wall-clock times are shown in: the system's, fixed in tests.
@@ -120,7 +121,7 @@ impl App {
     /// Tasks that appeared since the table was frozen.
     pub fn new_since_freeze(&self) -> usize {
         match &self.frozen {
-            Some((_, at)) => self.store.tasks().filter(|t| t.first_seen > *at).count(),
+            Some((_, held)) => self.store.len().saturating_sub(*held),
             None => 0,
         }
     }
@@ -135,11 +136,6 @@ impl App {
 
     pub fn selected_task(&self) -> Option<&TaskEntry> {
         self.selected.as_ref().and_then(|k| self.store.task(k))
-    }
-
-    /// AUTH_REQUIRED tasks, oldest first: the approvals pane (every one: not for frames).
-    pub fn approvals(&self) -> Vec<&TaskEntry> {
-        self.store.approvals_from(0).collect()
     }
 
     /// The `i`-th approval of the pane.
@@ -281,7 +277,7 @@ impl App {
             Action::Freeze => {
                 self.frozen = match self.frozen.take() {
                     Some(_) => None,
-                    None => Some((self.rows(), self.store.version())),
+                    None => Some((self.rows(), self.store.len())),
                 };
             }
             Action::FocusNext => {

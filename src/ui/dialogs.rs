@@ -265,7 +265,7 @@ pub fn draw_steer(frame: &mut Frame, area: Rect, app: &super::app::App) {
         draw_new_task(frame, area, form, &app.store, theme);
     }
     if let Some(boxed) = &steer.answer {
-        let waiting = app.store.interrupts().len();
+        let waiting = app.store.total_counts().interrupted;
         super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
     }
     if let Some(confirm) = &steer.confirm {

@@ -183,7 +183,8 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     let approve = until_waiting(&assistant, "needs an approval first").await;
     let deny = until_waiting(&assistant, "another approval please").await;
     let mut d = Dash::new(vec![spec(&url, "assistant")]);
-    d.until("both approvals listed", |app| app.approvals().len() == 2).await;
+    d.until("both approvals listed", |app| app.store.approval_count() == 2)
+        .await;
 
     // A text reply to an approval is refused by the agent; the box keeps the text.
     d.select(&approve);
