@@ -198,3 +198,31 @@ async fn with_its_token_the_deployer_is_watched_and_tasks_by_id_are_added() {
     w.engine.shutdown().await;
     agents.shutdown().await;
 }
+
+/// A token_command that fails shows on the agent's row without its output; one that prints
+/// the token lets the agent be watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn token_commands_are_run_and_their_failures_shown() {
+    let agents = start_demo().await;
+    let url = agents.url("deployer").to_string();
+    // The commands read the token from a file, as a real one reads it from its own store.
+    let file = std::env::temp_dir().join(format!("a2a-watch-token-{}", std::process::id()));
+    std::fs::write(&file, TOKEN).unwrap();
+    let mut broken = spec(&url, "deployer");
+    broken.credential = a2a_watch::watch::Credential::Command(format!("cat {}; exit 3", file.display()));
+    let mut working = spec(&url, "deployer-too");
+    working.credential = a2a_watch::watch::Credential::Command(format!("cat {}", file.display()));
+    let mut w = watch(vec![broken, working]);
+    w.until("the failure and the success", |s| {
+        matches!(&s.agents[0].health, Health::Unauthorized { message } if message.contains("failed"))
+            && s.agents[1].health == Health::Streaming
+    })
+    .await;
+    let Health::Unauthorized { message } = &w.store.agents[0].health else {
+        unreachable!()
+    };
+    assert!(!message.contains(TOKEN), "the command's output is not shown: {message}");
+    let _ = std::fs::remove_file(file);
+    w.engine.shutdown().await;
+    agents.shutdown().await;
+}
