@@ -50,8 +50,12 @@ pub struct AgentConfig {
     pub token_command: Option<String>,
     /// The token itself. Prefer token_env or token_command: a file is easier to leak.
     pub token: Option<Secret>,
+    /// Extra request headers; their values may be credentials, so they never print.
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub headers: BTreeMap<String, Secret>,
+    /// Send credentials over plain http to a host that is not loopback (default false).
+    #[serde(default)]
+    pub allow_insecure_http: bool,
     /// `jsonrpc` or `rest`; the card's order otherwise.
     pub binding: Option<String>,
     /// Seconds between listings and polls.
@@ -125,6 +129,7 @@ impl AgentConfig {
             name: self.name.clone(),
             binding: self.binding.as_deref().and_then(|b| parse_binding(b).ok()),
             headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            allow_insecure_http: self.allow_insecure_http,
             ..ClientOptions::default()
         };
         spec.credential = match (&self.token, &self.token_env, &self.token_command) {
@@ -182,12 +187,31 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(c.agent[0].spec().credential, Credential::Command(ref cmd) if cmd == "gh auth token"));
-        let c = Config::parse("[[agent]]\nurl = \"h\"\ntoken = \"s3cret\"\n", Path::new("c")).unwrap();
-        assert!(
-            !format!("{:?}", c.agent[0].spec()).contains("s3cret"),
-            "tokens never reach Debug output"
-        );
-        assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn debug_output_never_shows_a_token_or_a_header_value() {
+        let text = "[[agent]]\nurl = \"h\"\ntoken = \"s3cret\"\nheaders = { \"X-Api-Key\" = \"hdr-s3cret\" }\n";
+        let c = Config::parse(text, Path::new("c")).unwrap();
+        let spec = c.agent[0].spec();
+        for shown in [
+            format!("{c:?}"),
+            format!("{:?}", c.agent[0]),
+            format!("{spec:?}"),
+            format!("{:?}", spec.client),
+            format!("{:?}", spec.credential),
+        ] {
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
+        assert!(format!("{:?}", spec.client).contains("X-Api-Key"), "header names still show");
+    }
+
+    #[test]
+    fn allow_insecure_http_reaches_the_client_options() {
+        let c = Config::parse("[[agent]]\nurl = \"h\"\nallow_insecure_http = true\n", Path::new("c")).unwrap();
+        assert!(c.agent[0].spec().client.allow_insecure_http);
+        let c = Config::parse("[[agent]]\nurl = \"h\"\n", Path::new("c")).unwrap();
+        assert!(!c.agent[0].spec().client.allow_insecure_http);
     }
 
     #[test]

@@ -31,15 +31,18 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// Where a credential came from, so messages can say which knob to turn.
+/// Where a credential came from, so messages can say which knob to turn, and so a credential
+/// meant for one agent is told apart from one offered to every agent that asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenSource {
-    /// `--token` or a config value given for this agent.
+    /// `--token` for one agent, or the agent's config entry (`token`, `token_env`, `token_command`).
     Explicit,
-    /// `A2A_TOKEN_<NAME>`: meant for this agent.
+    /// `A2A_TOKEN_<NAME>`, NAME given by the user: meant for this agent.
     AgentEnv(String),
-    /// `A2A_TOKEN`: meant for any agent whose card asks.
+    /// `A2A_TOKEN`: for any agent whose card asks for a credential.
     SharedEnv,
+    /// `--token` on a dashboard of several agents: for any agent whose card asks.
+    SharedFlag,
 }
 
 #[derive(Debug, Clone)]
@@ -49,9 +52,10 @@ pub struct Token {
 }
 
 impl Token {
-    /// A token meant for this agent may go on the card request; the shared one only where asked.
+    /// A token meant for this agent may go on the card request, and to an agent whose card asks
+    /// for nothing; a shared one only where the card asks.
     pub fn meant_for_this_agent(&self) -> bool {
-        self.source != TokenSource::SharedEnv
+        matches!(self.source, TokenSource::Explicit | TokenSource::AgentEnv(_))
     }
 }
 
@@ -70,91 +74,136 @@ pub fn env_var_for(agent: &str) -> String {
     format!("A2A_TOKEN_{name}")
 }
 
-/// `--token`, then `A2A_TOKEN_<NAME>` for each name the agent goes by, then `A2A_TOKEN`.
-pub fn find_token(explicit: Option<&Secret>, names: &[&str]) -> Option<Token> {
-    if let Some(s) = explicit {
+/// The credential given for the agent, then `A2A_TOKEN_<NAME>`, then `A2A_TOKEN`. `name` is the
+/// name the user gave (`--agent NAME=URL`, `--name`, the config's `name`), never the card's: a
+/// server must not pick which of the user's credentials it receives.
+pub fn find_token(given: Option<Token>, name: Option<&str>) -> Option<Token> {
+    if given.is_some() {
+        return given;
+    }
+    let from_env = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty()).map(Secret::new);
+    if let Some(var) = name.filter(|n| !n.is_empty()).map(env_var_for)
+        && let Some(secret) = from_env(&var)
+    {
         return Some(Token {
-            secret: s.clone(),
-            source: TokenSource::Explicit,
+            secret,
+            source: TokenSource::AgentEnv(var),
         });
     }
-    for name in names.iter().filter(|n| !n.is_empty()) {
-        let var = env_var_for(name);
-        if let Some(v) = std::env::var(&var).ok().filter(|v| !v.trim().is_empty()) {
-            return Some(Token {
-                secret: Secret::new(v),
-                source: TokenSource::AgentEnv(var),
-            });
-        }
-    }
-    std::env::var("A2A_TOKEN")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .map(|v| Token {
-            secret: Secret::new(v),
-            source: TokenSource::SharedEnv,
-        })
+    from_env("A2A_TOKEN").map(|secret| Token {
+        secret,
+        source: TokenSource::SharedEnv,
+    })
 }
 
 /// Where the credential goes on each request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
     Bearer,
+    Basic,
     Header(String),
     Query(String),
     Cookie(String),
+}
+
+impl Placement {
+    /// How the credential was sent, in a 401 hint's words.
+    pub fn describe(&self) -> String {
+        match self {
+            Placement::Bearer => "a Bearer token".into(),
+            Placement::Basic => "HTTP Basic".into(),
+            Placement::Header(name) => format!("an API key in header {name}"),
+            Placement::Query(name) => format!("an API key in query parameter {name}"),
+            Placement::Cookie(name) => format!("an API key in cookie {name}"),
+        }
+    }
+}
+
+/// The `Authorization: Basic` value. A secret with a `:` is a plain `user:password` and is
+/// base64-encoded (RFC 7617); one without is taken as already encoded and sent as is.
+pub fn basic_credentials(secret: &Secret) -> String {
+    use base64::Engine as _;
+    let value = secret.expose();
+    if value.contains(':') {
+        base64::engine::general_purpose::STANDARD.encode(value)
+    } else {
+        value.to_string()
+    }
 }
 
 /// What the card asks for: the placement we can satisfy, and a description for error messages.
 #[derive(Debug, Clone, Default)]
 pub struct CardAuth {
     pub placement: Option<Placement>,
+    /// Every alternative the card offers, for error messages.
     pub asks_for: Option<String>,
 }
 
 /// Reads `securityRequirements` (alternatives; every scheme of one alternative is needed) and picks
-/// the first alternative that one bearer token or API key satisfies.
+/// the first alternative that one token satisfies.
 pub fn card_auth(card: &AgentCard) -> CardAuth {
-    let requirements = card.requirements();
+    let mut placement = None;
     let mut described = Vec::new();
-    for alternative in &requirements {
+    for alternative in &card.requirements() {
         let schemes: Vec<(&String, Option<&SecurityScheme>)> = alternative
             .schemes
             .keys()
             .map(|name| (name, card.security_schemes.get(name)))
             .collect();
-        for (name, scheme) in &schemes {
-            described.push(match scheme {
+        let names: Vec<String> = schemes
+            .iter()
+            .map(|(name, scheme)| match scheme {
                 Some(s) => format!("{name} ({})", s.describe()),
                 None => name.to_string(),
-            });
-        }
-        if let [(_, Some(scheme))] = schemes.as_slice() {
-            let placement = match scheme {
-                SecurityScheme::HttpAuth { scheme, .. } if scheme.eq_ignore_ascii_case("bearer") => {
-                    Some(Placement::Bearer)
-                }
-                // OAuth 2 and OpenID Connect access tokens also travel as bearer tokens.
-                SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. } => Some(Placement::Bearer),
-                SecurityScheme::ApiKey { location, name, .. } => Some(match location {
-                    ApiKeyLocation::Header => Placement::Header(name.clone()),
-                    ApiKeyLocation::Query => Placement::Query(name.clone()),
-                    ApiKeyLocation::Cookie => Placement::Cookie(name.clone()),
-                }),
-                _ => None,
-            };
-            if placement.is_some() {
-                return CardAuth {
-                    placement,
-                    asks_for: described.first().cloned(),
-                };
-            }
+            })
+            .collect();
+        described.push(names.join(" + "));
+        if placement.is_none()
+            && let [(_, Some(scheme))] = schemes.as_slice()
+        {
+            placement = placement_for(scheme);
         }
     }
     CardAuth {
-        placement: None,
+        placement,
         asks_for: (!described.is_empty()).then(|| described.join(" or ")),
     }
+}
+
+fn placement_for(scheme: &SecurityScheme) -> Option<Placement> {
+    match scheme {
+        SecurityScheme::HttpAuth { scheme, .. } if scheme.eq_ignore_ascii_case("bearer") => Some(Placement::Bearer),
+        SecurityScheme::HttpAuth { scheme, .. } if scheme.eq_ignore_ascii_case("basic") => Some(Placement::Basic),
+        // OAuth 2 and OpenID Connect access tokens also travel as bearer tokens.
+        SecurityScheme::OAuth2 { .. } | SecurityScheme::OpenIdConnect { .. } => Some(Placement::Bearer),
+        SecurityScheme::ApiKey { location, name, .. } => Some(match location {
+            ApiKeyLocation::Header => Placement::Header(name.clone()),
+            ApiKeyLocation::Query => Placement::Query(name.clone()),
+            ApiKeyLocation::Cookie => Placement::Cookie(name.clone()),
+        }),
+        _ => None,
+    }
+}
+
+/// Is this a host where plain http cannot be read by anyone else: 127.0.0.0/8, ::1, `localhost`?
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// A URL as shown in messages: scheme, host, port and path, without user info, query or fragment,
+/// where a server could have echoed a credential back.
+pub fn shown_url(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.to_string()
 }
 
 #[cfg(test)]
@@ -194,6 +243,50 @@ mod tests {
             "securitySchemes":{"key":{"type":"apiKey","in":"query","name":"k"}},"security":[{"key":[]}]}))
         .unwrap();
         assert_eq!(card_auth(&key_card).placement, Some(Placement::Query("k".into())));
+    }
+
+    #[test]
+    fn basic_schemes_get_basic_and_plain_user_passwords_are_encoded() {
+        let card: AgentCard = serde_json::from_value(json!({
+            "securitySchemes":{"basic":{"httpAuthSecurityScheme":{"scheme":"Basic"}}},
+            "securityRequirements":[{"schemes":{"basic":{}}}]}))
+        .unwrap();
+        assert_eq!(card_auth(&card).placement, Some(Placement::Basic));
+        assert_eq!(basic_credentials(&Secret::new("ci:pa:ss")), "Y2k6cGE6c3M=");
+        assert_eq!(basic_credentials(&Secret::new("Y2k6cGFzcw==")), "Y2k6cGFzcw==");
+    }
+
+    #[test]
+    fn every_alternative_is_described_and_the_first_we_can_send_is_used() {
+        let card: AgentCard = serde_json::from_value(json!({
+            "securitySchemes":{"m":{"mtlsSecurityScheme":{}},
+                               "key":{"apiKeySecurityScheme":{"location":"cookie","name":"sid"}},
+                               "bearer":{"httpAuthSecurityScheme":{"scheme":"Bearer"}}},
+            "securityRequirements":[{"schemes":{"m":{}}},{"schemes":{"key":{}}},{"schemes":{"bearer":{}}}]}))
+        .unwrap();
+        let auth = card_auth(&card);
+        assert_eq!(auth.placement, Some(Placement::Cookie("sid".into())));
+        assert_eq!(
+            auth.asks_for.as_deref(),
+            Some("m (mutual TLS) or key (API key (cookie sid)) or bearer (HTTP Bearer)")
+        );
+        assert_eq!(Placement::Cookie("sid".into()).describe(), "an API key in cookie sid");
+    }
+
+    #[test]
+    fn loopback_is_127_8_ipv6_one_and_localhost() {
+        for url in ["http://127.0.0.1:1", "http://127.9.9.9/", "http://[::1]:8/", "http://localhost/"] {
+            assert!(is_loopback(&url::Url::parse(url).unwrap()), "{url}");
+        }
+        for url in ["http://192.0.2.1/", "http://10.0.0.1/", "http://localhost.example/", "http://[::2]/"] {
+            assert!(!is_loopback(&url::Url::parse(url).unwrap()), "{url}");
+        }
+    }
+
+    #[test]
+    fn shown_urls_drop_what_could_echo_a_secret() {
+        let url = url::Url::parse("https://u:p@h:8/x?k=s3cret#f").unwrap();
+        assert_eq!(shown_url(&url), "https://h:8/x");
     }
 
     #[test]

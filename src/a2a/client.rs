@@ -4,15 +4,16 @@
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::auth::{self, CardAuth, Placement, Secret, Token};
+use super::auth::{self, CardAuth, Placement, Secret, Token, TokenSource};
 use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
@@ -25,15 +26,23 @@ use super::wire::{self, Call, WireRequest};
 /// A stream of events; `None` means the server closed it, which says nothing about the task.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse>> + Send>>;
 
-/// What the user may choose about a connection.
+/// What the user may choose about a connection. Every credential in it is a `Secret`, so its
+/// Debug output never shows one.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    /// The name the user gave (`NAME=URL`); the card's name otherwise.
+    /// The name the user gave (`--agent NAME=URL`, `--name`, the config's `name`). Only it selects
+    /// `A2A_TOKEN_<NAME>`; without it the card's name is shown, but never picks a credential.
     pub name: Option<String>,
     /// Force JSON-RPC or HTTP+JSON instead of the card's preference.
     pub binding: Option<Binding>,
     pub token: Option<Secret>,
-    pub headers: Vec<(String, String)>,
+    /// The token is offered to several agents (`--token` on a dashboard of many): it goes only to
+    /// an agent whose card asks for a credential.
+    pub token_shared: bool,
+    /// Extra request headers. Their values may be credentials: they follow the same rules.
+    pub headers: Vec<(String, Secret)>,
+    /// Send credentials over plain http to a host that is not loopback.
+    pub allow_insecure_http: bool,
     /// Whole-request timeout for calls that are not streams.
     pub request_timeout: Duration,
     pub connect_timeout: Duration,
@@ -47,7 +56,9 @@ impl Default for ClientOptions {
             name: None,
             binding: None,
             token: None,
+            token_shared: false,
             headers: Vec::new(),
+            allow_insecure_http: false,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             frame_limit: DEFAULT_FRAME_LIMIT,
@@ -69,10 +80,17 @@ pub struct Client {
     pub card: AgentCard,
     pub card_source: String,
     pub endpoint: Endpoint,
+    /// What to call the agent: the user's name for it, the card's otherwise.
     pub name: String,
-    token: Option<Token>,
+    /// The name the user gave, which alone selects `A2A_TOKEN_<NAME>`.
+    user_name: Option<String>,
+    token_shared: bool,
+    /// Behind a lock so a refreshed token reaches every watcher sharing this client.
+    token: RwLock<Option<Token>>,
     auth: CardAuth,
     headers: HeaderMap,
+    /// Why nothing secret may go to the endpoint (another origin, plain http), if so.
+    unsafe_destination: Option<String>,
     frame_limit: usize,
     request_timeout: Duration,
     next_id: AtomicU64,
@@ -88,13 +106,60 @@ impl std::fmt::Debug for Client {
 }
 
 /// The HTTP stack every client shares; no read timeout, since streams may be quiet for hours
-/// (a2a-js sends no keep-alives, SDK-QUIRKS.md).
+/// (a2a-js sends no keep-alives, SDK-QUIRKS.md). No `Referer`, and redirects are followed only
+/// within one origin: a credential on the request must not reach a host the user did not name.
 pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("a2a-watch/", env!("CARGO_PKG_VERSION")))
+        .referer(false)
+        .redirect(same_origin_redirects())
         .build()
         .map_err(|e| Error::transport("building the HTTP client", e))
+}
+
+/// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
+/// handing the 3xx back so `redirected` can say where it pointed.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    const MAX_HOPS: usize = 10;
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_none_or(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_HOPS {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// A redirect that was not followed (it pointed at another origin), as an error naming where.
+pub(crate) fn redirected(resp: &reqwest::Response, what: impl Into<String>) -> Option<Error> {
+    if !resp.status().is_redirection() {
+        return None;
+    }
+    let location = resp.headers().get(reqwest::header::LOCATION)?.to_str().ok()?;
+    let to = resp
+        .url()
+        .join(location)
+        .map_or_else(|_| "an unreadable location".to_string(), |u| auth::shown_url(&u));
+    Some(Error::Redirected { what: what.into(), to })
+}
+
+/// Why a credential must not go to `url`: plain http to a host that is not loopback, unless the
+/// user allowed it for this agent.
+fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
+    (url.scheme() == "http" && !auth::is_loopback(url) && !allow_insecure_http).then(|| {
+        format!(
+            "{} is plain http to a host that is not loopback; credentials go there only with \
+             allow_insecure_http = true in this agent's config (or --allow-insecure-http)",
+            auth::shown_url(url)
+        )
+    })
 }
 
 impl Client {
@@ -106,51 +171,79 @@ impl Client {
 
     /// Like `connect`, on a shared HTTP stack (one connection pool for many agents).
     pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
-        let given = opts.name.clone().unwrap_or_default();
-        let early_token = auth::find_token(opts.token.as_ref(), &[&given]);
-        let label = if given.is_empty() {
-            target.to_string()
-        } else {
-            given.clone()
-        };
-        let found = discovery::discover(&http, target, early_token.as_ref(), &label).await?;
+        let user_name = user_name(&opts);
+        let early_token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name);
+        let label = user_name.unwrap_or(target).to_string();
+        // A credential meant for this agent, or an extra header, goes on every request whatever
+        // the card says: refuse before connecting at all if the URL named cannot carry it.
+        let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent) || !opts.headers.is_empty();
+        if meant_for_it
+            && let Ok(url) = discovery::parse_url(target)
+            && !discovery::is_card_file(target)
+            && let Some(reason) = insecure(&url, opts.allow_insecure_http)
+        {
+            return Err(Error::Withheld { agent: label, reason });
+        }
+        let found = discovery::discover(&http, target, early_token.as_ref(), user_name).await?;
         Self::from_discovered(http, found, opts)
     }
 
     pub fn from_discovered(http: reqwest::Client, found: Discovered, opts: ClientOptions) -> Result<Client> {
         let Discovered { card, source, base } = found;
-        let name = opts
-            .name
-            .clone()
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| card.name.clone());
+        let user_name = user_name(&opts).map(str::to_string);
+        let name = user_name.clone().unwrap_or_else(|| card.name.clone());
         let endpoint = choose_endpoint(&card, base.as_ref(), opts.binding)?;
-        let token = auth::find_token(opts.token.as_ref(), &[&name, &card.name]);
+        let token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name.as_deref());
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
-            let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) else {
+            let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.expose())) else {
                 return Err(Error::Usage(format!("header {k:?} is not a valid HTTP header")));
             };
+            v.set_sensitive(true);
             headers.insert(k, v);
         }
-        Ok(Client {
+        // The card names where requests go; a credential goes only to the origin the user named
+        // (a card file names its interfaces itself, as the user chose it).
+        let other_origin = base.as_ref().filter(|b| b.origin() != endpoint.url.origin()).map(|b| {
+            format!(
+                "the card at {} sends requests to {}, another origin; a credential goes only to \
+                 the origin you named (to trust that card, save it to a file and point at the file)",
+                auth::shown_url(b),
+                auth::shown_url(&endpoint.url)
+            )
+        });
+        let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
+        let client = Client {
             http,
             auth: auth::card_auth(&card),
             card,
             card_source: source,
             endpoint,
             name,
-            token,
+            user_name,
+            token_shared: opts.token_shared,
+            token: RwLock::new(token),
             headers,
+            unsafe_destination,
             frame_limit: opts.frame_limit,
             request_timeout: opts.request_timeout,
             next_id: AtomicU64::new(1),
-        })
+        };
+        client.check_destination()?;
+        Ok(client)
     }
 
-    /// The env var that would hold this agent's token.
-    pub fn token_env_var(&self) -> String {
-        auth::env_var_for(&self.name)
+    /// The env var that would hold this agent's token: only for a name the user gave.
+    pub fn token_env_var(&self) -> Option<String> {
+        self.user_name.as_deref().map(auth::env_var_for)
+    }
+
+    /// Looks the token up again (after a 401): `given` is the agent's freshly resolved credential
+    /// (its `token_command` run again, its `token_env` re-read); without one, the environment is
+    /// read again. Every watcher sharing this client uses the new token from its next request.
+    pub fn refresh_token(&self, given: Option<Secret>) {
+        let token = auth::find_token(given_token(given, self.token_shared), self.user_name.as_deref());
+        *self.token.write().unwrap_or_else(PoisonError::into_inner) = token;
     }
 
     pub fn streams(&self) -> bool {
@@ -161,11 +254,18 @@ impl Client {
 
     /// SendMessage: a task or a direct message.
     pub async fn send_message(&self, req: &SendMessageRequest) -> Result<StreamResponse> {
-        self.unary(Call::SendMessage(req)).await
+        self.unary(Call::SendMessage(&self.with_tenant(req))).await
     }
 
     pub async fn send_streaming_message(&self, req: &SendMessageRequest) -> Result<EventStream> {
-        self.stream(Call::SendStreamingMessage(req)).await
+        self.stream(Call::SendStreamingMessage(&self.with_tenant(req))).await
+    }
+
+    /// The interface's tenant goes on every request (spec section 8.3.2), sends included.
+    fn with_tenant(&self, req: &SendMessageRequest) -> SendMessageRequest {
+        let mut req = req.clone();
+        req.tenant = req.tenant.or_else(|| self.endpoint.tenant.clone());
+        req
     }
 
     pub async fn get_task(&self, id: &str, history_length: Option<u32>) -> Result<Task> {
@@ -221,7 +321,10 @@ impl Client {
     }
 
     pub async fn extended_card(&self) -> Result<AgentCard> {
-        self.unary(Call::GetExtendedAgentCard).await
+        self.unary(Call::GetExtendedAgentCard {
+            tenant: self.endpoint.tenant.as_deref(),
+        })
+        .await
     }
 
     fn task_id_request(&self, id: &str) -> TaskIdRequest {
@@ -274,19 +377,30 @@ impl Client {
         if let Some(body) = wire.body {
             req = req.header(CONTENT_TYPE, content_type).body(body.to_string());
         }
-        let extensions = requested_extensions(call);
+        let extensions = self.requested_extensions(call).join(", ");
         if !extensions.is_empty() {
-            req = req.header("A2A-Extensions", extensions.join(", "));
+            req = req.header("A2A-Extensions", &extensions);
             if self.endpoint.version == ProtocolVersion::V0_3 {
-                req = req.header("X-A2A-Extensions", extensions.join(", "));
+                req = req.header("X-A2A-Extensions", &extensions);
             }
         }
+        self.check_destination()?;
         if let Some(token) = self.credential() {
-            req = match self.auth.placement.as_ref().unwrap_or(&Placement::Bearer) {
-                Placement::Bearer => req.bearer_auth(token.expose()),
-                Placement::Header(name) => req.header(name.as_str(), token.expose()),
+            let secret = |v: String| {
+                let mut value = HeaderValue::try_from(v)
+                    .map_err(|_| Error::Usage(format!("the credential for {} is not a valid header value", self.name)))?;
+                value.set_sensitive(true);
+                Ok::<_, Error>(value)
+            };
+            req = match self.placement() {
+                Placement::Bearer => req.header(AUTHORIZATION, secret(format!("Bearer {}", token.expose()))?),
+                Placement::Basic => req.header(
+                    AUTHORIZATION,
+                    secret(format!("Basic {}", auth::basic_credentials(&token)))?,
+                ),
+                Placement::Header(name) => req.header(name.as_str(), secret(token.expose().to_string())?),
                 Placement::Query(name) => req.query(&[(name.as_str(), token.expose())]),
-                Placement::Cookie(name) => req.header("Cookie", format!("{name}={}", token.expose())),
+                Placement::Cookie(name) => req.header(COOKIE, secret(format!("{name}={}", token.expose()))?),
             };
         }
         if !call.is_streaming() {
@@ -296,10 +410,45 @@ impl Client {
     }
 
     /// The credential to send: any token where the card asks for one; where it does not, only a
-    /// token given for this agent (a shared `A2A_TOKEN` is not handed to agents that never asked).
-    fn credential(&self) -> Option<&Secret> {
-        let token = self.token.as_ref()?;
-        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(&token.secret)
+    /// token given for this agent (a shared `A2A_TOKEN` or `--token` is not handed to agents that
+    /// never asked).
+    fn credential(&self) -> Option<Secret> {
+        let token = self.token.read().unwrap_or_else(PoisonError::into_inner).clone()?;
+        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token.secret)
+    }
+
+    /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
+    fn placement(&self) -> Placement {
+        self.auth.placement.clone().unwrap_or(Placement::Bearer)
+    }
+
+    /// Refuses to send a credential or an extra header to an endpoint that must not get one.
+    fn check_destination(&self) -> Result<()> {
+        match &self.unsafe_destination {
+            Some(reason) if self.credential().is_some() || !self.headers.is_empty() => Err(Error::Withheld {
+                agent: self.name.clone(),
+                reason: reason.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Extensions to activate with `A2A-Extensions` (spec section 4.6): those the message names,
+    /// and interactions/v1 on every request that can return a task, so servers attach the
+    /// structured interaction. Only extensions the card declares: others are never requested.
+    fn requested_extensions<'a>(&'a self, call: &Call<'a>) -> Vec<&'a str> {
+        let mut uris: Vec<&str> = match call {
+            Call::SendMessage(r) | Call::SendStreamingMessage(r) => {
+                r.message.extensions.iter().map(String::as_str).collect()
+            }
+            _ => Vec::new(),
+        };
+        if call.returns_task() {
+            uris.push(super::INTERACTIONS_EXTENSION);
+        }
+        let mut seen = std::collections::HashSet::new();
+        uris.retain(|uri| self.card.declares_extension(uri) && seen.insert(*uri));
+        uris
     }
 
     async fn send(&self, call: &Call<'_>) -> Result<reqwest::Response> {
@@ -319,6 +468,9 @@ impl Client {
                 .await
                 .map_err(|e| Error::transport(&what, e))?;
         }
+        if let Some(e) = redirected(&resp, &what) {
+            return Err(e);
+        }
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             let challenge = resp
@@ -334,7 +486,7 @@ impl Client {
                 agent: self.name.clone(),
                 asks_for: self.auth.asks_for.clone().or(challenge),
                 env_var: self.token_env_var(),
-                sent_credential: self.credential().is_some(),
+                sent_as: self.credential().map(|_| self.placement().describe()),
             });
         }
         Ok(resp)
@@ -382,12 +534,21 @@ impl Client {
     }
 }
 
-/// Extensions the outgoing message activates, for the `A2A-Extensions` header (spec section 4.6).
-fn requested_extensions<'a>(call: &Call<'a>) -> &'a [String] {
-    match call {
-        Call::SendMessage(r) | Call::SendStreamingMessage(r) => &r.message.extensions,
-        _ => &[],
-    }
+/// The name the user gave, if any.
+fn user_name(opts: &ClientOptions) -> Option<&str> {
+    opts.name.as_deref().filter(|n| !n.is_empty())
+}
+
+/// The credential given for the agent, as a token meant for it or shared among several.
+fn given_token(secret: Option<Secret>, shared: bool) -> Option<Token> {
+    secret.map(|secret| Token {
+        secret,
+        source: if shared {
+            TokenSource::SharedFlag
+        } else {
+            TokenSource::Explicit
+        },
+    })
 }
 
 /// Bodies larger than this are refused rather than held in memory.

@@ -6,7 +6,7 @@ use std::path::Path;
 use reqwest::StatusCode;
 use url::Url;
 
-use super::auth::Token;
+use super::auth::{Placement, Token, env_var_for, shown_url};
 use super::card::AgentCard;
 use super::error::{Error, Result, excerpt};
 
@@ -61,10 +61,22 @@ pub fn candidates(url: &Url) -> Vec<Url> {
     out
 }
 
-/// Fetches and decodes the card. A token meant for this agent goes on the card request too.
-pub async fn discover(http: &reqwest::Client, input: &str, token: Option<&Token>, agent: &str) -> Result<Discovered> {
+/// Is what the user typed a local card file rather than a URL?
+pub fn is_card_file(input: &str) -> bool {
+    !input.contains("://") && Path::new(input).is_file()
+}
+
+/// Fetches and decodes the card. A token meant for this agent goes on the card request too, as a
+/// bearer token; the shared one does not. Redirects to another origin are not followed.
+/// `user_name` is the name the user gave the agent, if any.
+pub async fn discover(
+    http: &reqwest::Client,
+    input: &str,
+    token: Option<&Token>,
+    user_name: Option<&str>,
+) -> Result<Discovered> {
     let path = Path::new(input);
-    if !input.contains("://") && path.is_file() {
+    if is_card_file(input) {
         let bytes = std::fs::read(path).map_err(|source| Error::Io {
             path: input.to_string(),
             source,
@@ -90,18 +102,21 @@ pub async fn discover(http: &reqwest::Client, input: &str, token: Option<&Token>
         if let Some(t) = token.filter(|t| t.meant_for_this_agent()) {
             req = req.bearer_auth(t.secret.expose());
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Error::transport(format!("fetching the card from {candidate}"), e))?;
+        let fetching = format!("fetching the card from {}", shown_url(candidate));
+        let resp = req.send().await.map_err(|e| Error::transport(&fetching, e))?;
+        if let Some(e) = super::client::redirected(&resp, &fetching) {
+            return Err(e);
+        }
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(Error::Unauthorized {
                 status: status.as_u16(),
-                agent: agent.to_string(),
+                agent: user_name.unwrap_or(input).to_string(),
                 asks_for: None,
-                env_var: super::auth::env_var_for(agent),
-                sent_credential: token.is_some_and(Token::meant_for_this_agent),
+                env_var: user_name.map(env_var_for),
+                sent_as: token
+                    .is_some_and(Token::meant_for_this_agent)
+                    .then(|| Placement::Bearer.describe()),
             });
         }
         let bytes = resp

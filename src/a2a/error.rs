@@ -145,15 +145,26 @@ pub enum Error {
         message: String,
     },
 
-    /// HTTP 401/403. Says what the card asks for and where a token would come from.
-    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var, *sent_credential))]
+    /// HTTP 401/403. Says what the card asks for, how the credential was sent, and where a token
+    /// would come from: `env_var` is `A2A_TOKEN_<NAME>` for the name the user gave, `None` when
+    /// the user gave none (the card's name never selects a credential).
+    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var.as_deref(), sent_as.as_deref()))]
     Unauthorized {
         status: u16,
         agent: String,
         asks_for: Option<String>,
-        env_var: String,
-        sent_credential: bool,
+        env_var: Option<String>,
+        /// How the refused credential was sent (`a Bearer token`, `HTTP Basic`, ...); `None` if none was.
+        sent_as: Option<String>,
     },
+
+    /// A redirect to another origin: not followed, so no credential goes there.
+    #[error("{what} was redirected to {to}, another origin; not followed, so no credential goes there")]
+    Redirected { what: String, to: String },
+
+    /// A request refused before it was sent, because a credential would go where it must not.
+    #[error("{agent}: nothing sent: {reason}")]
+    Withheld { agent: String, reason: String },
 
     /// Connect, TLS, timeout, reset. The URL is stripped from the source so query keys cannot leak.
     #[error("{what}: {}", transport_cause(source))]
@@ -195,15 +206,26 @@ pub enum Error {
     Usage(String),
 }
 
-fn unauthorized_message(status: u16, agent: &str, asks_for: Option<&str>, env_var: &str, sent: bool) -> String {
+fn unauthorized_message(
+    status: u16,
+    agent: &str,
+    asks_for: Option<&str>,
+    env_var: Option<&str>,
+    sent_as: Option<&str>,
+) -> String {
     let what = if status == 403 { "forbidden" } else { "unauthorized" };
     let asks = asks_for.map(|a| format!(" the card asks for {a};")).unwrap_or_default();
-    let sent = if sent {
-        " the credential sent was refused;"
-    } else {
-        " no credential was sent;"
+    let sent = match sent_as {
+        Some(how) => format!(" the credential sent ({how}) was refused;"),
+        None => " no credential was sent;".to_string(),
     };
-    format!("{agent}: HTTP {status} {what}:{asks}{sent} set {env_var} (or A2A_TOKEN)")
+    let knob = match env_var {
+        Some(var) => format!("set {var} (or A2A_TOKEN)"),
+        None => "name the agent (--agent NAME=URL, --name NAME, or name in the config) and set \
+                 A2A_TOKEN_<NAME>, or set A2A_TOKEN"
+            .to_string(),
+    };
+    format!("{agent}: HTTP {status} {what}:{asks}{sent} {knob}")
 }
 
 fn transport_cause(e: &reqwest::Error) -> String {
@@ -388,12 +410,29 @@ mod tests {
             status: 401,
             agent: "deployer".into(),
             asks_for: Some("bearer (HTTP Bearer)".into()),
-            env_var: "A2A_TOKEN_DEPLOYER".into(),
-            sent_credential: false,
+            env_var: Some("A2A_TOKEN_DEPLOYER".into()),
+            sent_as: None,
         };
         let msg = e.to_string();
         assert!(
             msg.contains("HTTP Bearer") && msg.contains("A2A_TOKEN_DEPLOYER"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unauthorized_without_a_user_given_name_suggests_naming_the_agent() {
+        let e = Error::Unauthorized {
+            status: 401,
+            agent: "deployer".into(),
+            asks_for: Some("key (API key (header X-Key))".into()),
+            env_var: None,
+            sent_as: Some("an API key in header X-Key".into()),
+        };
+        let msg = e.to_string();
+        assert!(!msg.contains("A2A_TOKEN_DEPLOYER"), "{msg}");
+        assert!(
+            msg.contains("--agent NAME=URL") && msg.contains("--name") && msg.contains("(an API key in header X-Key) was refused"),
             "{msg}"
         );
     }

@@ -21,7 +21,7 @@ pub enum Call<'a> {
     ListTasks(&'a ListTasksRequest),
     CancelTask(&'a TaskIdRequest),
     SubscribeToTask(&'a TaskIdRequest),
-    GetExtendedAgentCard,
+    GetExtendedAgentCard { tenant: Option<&'a str> },
 }
 
 impl Call<'_> {
@@ -33,12 +33,17 @@ impl Call<'_> {
             Call::ListTasks(_) => "ListTasks",
             Call::CancelTask(_) => "CancelTask",
             Call::SubscribeToTask(_) => "SubscribeToTask",
-            Call::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Call::GetExtendedAgentCard { .. } => "GetExtendedAgentCard",
         }
     }
 
     pub fn is_streaming(&self) -> bool {
         matches!(self, Call::SendStreamingMessage(_) | Call::SubscribeToTask(_))
+    }
+
+    /// Every operation but the extended card can answer with a task.
+    pub fn returns_task(&self) -> bool {
+        !matches!(self, Call::GetExtendedAgentCard { .. })
     }
 }
 
@@ -68,7 +73,7 @@ pub mod jsonrpc {
             Call::GetTask(_) => "tasks/get",
             Call::CancelTask(_) => "tasks/cancel",
             Call::SubscribeToTask(_) => "tasks/resubscribe",
-            Call::GetExtendedAgentCard => "agent/getAuthenticatedExtendedCard",
+            Call::GetExtendedAgentCard { .. } => "agent/getAuthenticatedExtendedCard",
             Call::ListTasks(_) => {
                 return Err(Error::NotInVersion {
                     operation: "ListTasks",
@@ -86,7 +91,8 @@ pub mod jsonrpc {
             Call::GetTask(r) => json!(r),
             Call::ListTasks(r) => json!(r),
             Call::CancelTask(r) | Call::SubscribeToTask(r) => json!(r),
-            Call::GetExtendedAgentCard => json!({}),
+            Call::GetExtendedAgentCard { tenant: Some(t) } => json!({ "tenant": t }),
+            Call::GetExtendedAgentCard { tenant: None } => json!({}),
         }
     }
 
@@ -140,31 +146,39 @@ pub mod rest {
     fn task_path(tenant: &Option<String>, id: &str, suffix: &str) -> String {
         format!(
             "{}/tasks/{}{suffix}",
-            tenant_prefix(tenant),
+            tenant_prefix(tenant.as_deref()),
             utf8_percent_encode(id, SEGMENT)
         )
     }
 
-    fn tenant_prefix(tenant: &Option<String>) -> String {
+    fn tenant_prefix(tenant: Option<&str>) -> String {
         tenant
-            .as_deref()
             .map(|t| format!("/{}", utf8_percent_encode(t, SEGMENT)))
             .unwrap_or_default()
+    }
+
+    /// The body of a send: the request minus the tenant, which is in the path (PROTOCOL.md section 3).
+    fn send_body(r: &SendMessageRequest) -> Value {
+        let mut body = json!(r);
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("tenant");
+        }
+        body
     }
 
     pub fn request(call: &Call, subscribe_method: Method) -> WireRequest {
         let (method, path, query, body) = match call {
             Call::SendMessage(r) => (
                 Method::POST,
-                format!("{}/message:send", tenant_prefix(&r.tenant)),
+                format!("{}/message:send", tenant_prefix(r.tenant.as_deref())),
                 vec![],
-                Some(json!(r)),
+                Some(send_body(r)),
             ),
             Call::SendStreamingMessage(r) => (
                 Method::POST,
-                format!("{}/message:stream", tenant_prefix(&r.tenant)),
+                format!("{}/message:stream", tenant_prefix(r.tenant.as_deref())),
                 vec![],
-                Some(json!(r)),
+                Some(send_body(r)),
             ),
             Call::GetTask(r) => {
                 let query = r
@@ -175,7 +189,7 @@ pub mod rest {
             }
             Call::ListTasks(r) => (
                 Method::GET,
-                format!("{}/tasks", tenant_prefix(&r.tenant)),
+                format!("{}/tasks", tenant_prefix(r.tenant.as_deref())),
                 list_query(r),
                 None,
             ),
@@ -193,7 +207,12 @@ pub mod rest {
                 vec![],
                 None,
             ),
-            Call::GetExtendedAgentCard => (Method::GET, "/extendedAgentCard".to_string(), vec![], None),
+            Call::GetExtendedAgentCard { tenant } => (
+                Method::GET,
+                format!("{}/extendedAgentCard", tenant_prefix(*tenant)),
+                vec![],
+                None,
+            ),
         };
         WireRequest {
             method,
@@ -329,6 +348,23 @@ mod tests {
                 ("includeArtifacts", "false".into())
             ]
         );
+    }
+
+    #[test]
+    fn the_tenant_reaches_sends_and_the_extended_card_on_both_bindings() {
+        let send = SendMessageRequest {
+            tenant: Some("acme".into()),
+            ..Default::default()
+        };
+        let rest_send = rest::request(&Call::SendMessage(&send), Method::POST);
+        assert_eq!(rest_send.path, "/acme/message:send");
+        assert!(rest_send.body.unwrap().get("tenant").is_none(), "a path field is not in the body");
+        let rpc_send = jsonrpc::request(&Call::SendStreamingMessage(&send), ProtocolVersion::V1_0, 1).unwrap();
+        assert_eq!(rpc_send.body.unwrap()["params"]["tenant"], "acme");
+        let card = Call::GetExtendedAgentCard { tenant: Some("acme") };
+        assert_eq!(rest::request(&card, Method::GET).path, "/acme/extendedAgentCard");
+        let rpc_card = jsonrpc::request(&card, ProtocolVersion::V1_0, 2).unwrap();
+        assert_eq!(rpc_card.body.unwrap()["params"], json!({"tenant": "acme"}));
     }
 
     #[test]

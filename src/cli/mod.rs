@@ -44,7 +44,8 @@ pub struct Cli {
 /// What the dashboard watches.
 #[derive(Args, Debug, Clone)]
 pub struct WatchArgs {
-    /// An agent to watch, `[NAME=]URL` (repeatable); NAME defaults to the card's name.
+    /// An agent to watch, `[NAME=]URL` (repeatable). NAME selects A2A_TOKEN_<NAME>; without it
+    /// the card's name is shown, and only A2A_TOKEN applies, where the card asks.
     #[arg(long = "agent", value_name = "[NAME=]URL")]
     pub agents: Vec<String>,
     /// The config file (default: ~/.config/a2a-watch/config.toml on Linux).
@@ -70,14 +71,19 @@ pub struct ConnArgs {
     #[arg(long, global = true, value_enum)]
     pub binding: Option<BindingArg>,
     /// Bearer token or API key. Prefer A2A_TOKEN_<NAME> or A2A_TOKEN: flags end up in shell history.
-    #[arg(long, global = true, hide_env_values = true)]
-    pub token: Option<String>,
-    /// The agent's name for token lookup (A2A_TOKEN_<NAME>); defaults to the card's name.
+    /// On a dashboard of several agents, sent only to agents whose card asks for a credential.
+    #[arg(long, global = true, value_parser = parse_secret)]
+    pub token: Option<Secret>,
+    /// The agent's name, which selects its token: A2A_TOKEN_<NAME>. The card's name never does.
     #[arg(long, global = true)]
     pub name: Option<String>,
-    /// Extra request header, `Name: value` (repeatable).
-    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
+    /// Extra request header, `Name: value` (repeatable). Treated as a credential: never printed,
+    /// never sent to another origin or over plain http to a host that is not loopback.
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, Secret)>,
+    /// Send credentials over plain http to a host that is not loopback.
+    #[arg(long, global = true)]
+    pub allow_insecure_http: bool,
     /// Timeout in seconds for calls that are not streams.
     #[arg(long, global = true, default_value_t = 30.0)]
     pub timeout: f64,
@@ -223,13 +229,6 @@ pub enum Command {
 
 impl ConnArgs {
     pub fn options(&self) -> Result<ClientOptions, Error> {
-        let mut headers = Vec::new();
-        for h in &self.headers {
-            let (k, v) = h
-                .split_once(':')
-                .ok_or_else(|| Error::Usage(format!("--header {h:?}: expected `Name: value`")))?;
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
         if !(self.timeout > 0.0 && self.timeout.is_finite()) {
             return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
         }
@@ -239,8 +238,9 @@ impl ConnArgs {
                 BindingArg::Jsonrpc => Binding::JsonRpc,
                 BindingArg::Rest => Binding::Rest,
             }),
-            token: self.token.as_deref().map(Secret::new),
-            headers,
+            token: self.token.clone(),
+            headers: self.headers.clone(),
+            allow_insecure_http: self.allow_insecure_http,
             request_timeout: Duration::from_secs_f64(self.timeout),
             ..ClientOptions::default()
         })
@@ -541,6 +541,18 @@ async fn wait_for_interrupt() {
     }
 }
 
+fn parse_secret(value: &str) -> Result<Secret, String> {
+    Ok(Secret::new(value))
+}
+
+/// `Name: value`; the value is kept as a secret, so it never shows in Debug output.
+fn parse_header(header: &str) -> Result<(String, Secret), String> {
+    let (name, value) = header
+        .split_once(':')
+        .ok_or_else(|| "expected `Name: value`".to_string())?;
+    Ok((name.trim().to_string(), Secret::new(value)))
+}
+
 /// `NAME=URL` or `URL`. A `=` after the scheme belongs to the URL (`?a=b`).
 fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
     match arg.split_once('=') {
@@ -555,16 +567,23 @@ fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
 fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(|a| a.spec()).collect();
     let options = conn.options()?;
+    // `--token` is meant for the one agent watched; among several, no one agent is meant.
+    let shared = specs.len() + args.agents.len() > 1;
     for arg in &args.agents {
         let (name, url) = parse_agent_arg(arg);
         let mut spec = AgentSpec::new(url);
         spec.client = ClientOptions {
             name: name.clone(),
+            token: None,
             ..options.clone()
         };
         spec.name = name;
         if let Some(token) = &options.token {
-            spec.credential = Credential::Value(token.clone());
+            spec.credential = if shared {
+                Credential::Shared(token.clone())
+            } else {
+                Credential::Value(token.clone())
+            };
         }
         specs.push(spec);
     }

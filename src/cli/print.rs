@@ -55,9 +55,12 @@ pub fn card_summary(client: &Client) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "security   {}   token from {} or A2A_TOKEN",
+            "security   {}   token from {}",
             names.join(" + "),
-            client.token_env_var()
+            match client.token_env_var() {
+                Some(var) => format!("{var} or A2A_TOKEN"),
+                None => "A2A_TOKEN (or name the agent with --name NAME for A2A_TOKEN_<NAME>)".to_string(),
+            }
         );
     }
     for skill in &card.skills {

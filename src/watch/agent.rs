@@ -18,6 +18,8 @@ use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRe
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
+/// A `token_command` that takes longer is stopped (a login prompt waiting for input, say).
+const TOKEN_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) struct AgentWatcher {
     pub id: AgentId,
@@ -52,29 +54,45 @@ impl AgentWatcher {
     async fn credential(&self) -> Result<Option<Secret>, Health> {
         match &self.spec.credential {
             Credential::Default => Ok(None),
-            Credential::Value(s) => Ok(Some(s.clone())),
+            Credential::Value(s) | Credential::Shared(s) => Ok(Some(s.clone())),
             Credential::Env(var) => Ok(std::env::var(var)
                 .ok()
                 .filter(|v| !v.trim().is_empty())
                 .map(Secret::new)),
             Credential::Command(cmd) => {
-                let out = tokio::process::Command::new("sh")
+                let run = tokio::process::Command::new("sh")
                     .arg("-c")
                     .arg(cmd)
+                    .stdin(std::process::Stdio::null())
                     .kill_on_drop(true)
-                    .output()
-                    .await;
-                match out {
-                    Ok(o) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
-                    // The command's output may hold the secret: only its status is shown.
-                    Ok(o) => Err(Health::Unauthorized {
-                        message: format!("token_command `{cmd}` failed ({})", o.status),
-                    }),
-                    Err(e) => Err(Health::Unauthorized {
-                        message: format!("token_command `{cmd}` could not run: {e}"),
-                    }),
+                    .output();
+                // The command's output may hold the secret: only its status is ever shown.
+                let failed = |why: String| Health::Unauthorized {
+                    message: format!("token_command `{cmd}` {why}"),
+                };
+                match tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, run).await {
+                    Ok(Ok(o)) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
+                    Ok(Ok(o)) => Err(failed(format!("failed ({})", o.status))),
+                    Ok(Err(e)) => Err(failed(format!("could not run: {e}"))),
+                    Err(_) => Err(failed(format!(
+                        "did not finish within {} s",
+                        TOKEN_COMMAND_TIMEOUT.as_secs()
+                    ))),
                 }
             }
+        }
+    }
+
+    /// After a 401: resolve the credential again (run `token_command` again, re-read `token_env`
+    /// or `A2A_TOKEN_<NAME>`) and hand it to the client every watcher shares. A failure to
+    /// resolve it is what the row shows then.
+    async fn refresh_credential(&self, client: &Client) -> Option<Health> {
+        match self.credential().await {
+            Ok(secret) => {
+                client.refresh_token(secret);
+                None
+            }
+            Err(health) => Some(health),
         }
     }
 
@@ -87,6 +105,7 @@ impl AgentWatcher {
                 }
                 Health::Unauthorized { message }
             }
+            Error::Withheld { .. } => Health::Unauthorized { message: e.to_string() },
             Error::Transport { .. } if attempt == 0 => Health::Unreachable { reason: e.to_string() },
             _ if e.is_retryable() => Health::Reconnecting {
                 attempt,
@@ -101,6 +120,7 @@ impl AgentWatcher {
         options.name = self.spec.name.clone().or(options.name);
         if let Some(token) = self.credential().await? {
             options.token = Some(token);
+            options.token_shared = matches!(self.spec.credential, Credential::Shared(_));
         }
         let http = match &self.http {
             Some(h) => h.clone(),
@@ -212,7 +232,12 @@ impl AgentWatcher {
                         }
                         Err(e) => {
                             failures += 1;
-                            if !self.health(self.health_for(&e, failures)).await { return; }
+                            let refreshed = match e {
+                                Error::Unauthorized { .. } => self.refresh_credential(&client).await,
+                                _ => None,
+                            };
+                            let health = refreshed.unwrap_or_else(|| self.health_for(&e, failures));
+                            if !self.health(health).await { return; }
                             ticker.reset_after(backoff(failures, self.opts.max_backoff));
                         }
                     }

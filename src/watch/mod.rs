@@ -16,13 +16,17 @@ use crate::a2a::{ClientOptions, SendMessageRequest};
 pub use event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
-/// `token_command` shows on the agent's row instead of stopping the dashboard.
+/// `token_command` shows on the agent's row instead of stopping the dashboard. Resolved again
+/// after a 401, so a rotated token is picked up without a restart.
 #[derive(Debug, Clone, Default)]
 pub enum Credential {
-    /// `--token`, or `A2A_TOKEN_<NAME>` / `A2A_TOKEN` looked up by the client.
+    /// `A2A_TOKEN_<NAME>` (NAME given by the user) or `A2A_TOKEN`, looked up by the client.
     #[default]
     Default,
+    /// `--token` for this agent alone, or the config's `token`.
     Value(Secret),
+    /// `--token` on a dashboard of several agents: only for agents whose card asks for one.
+    Shared(Secret),
     Env(String),
     /// A command that prints a token, like `gh auth token`.
     Command(String),
@@ -30,7 +34,7 @@ pub enum Credential {
 
 #[derive(Debug, Clone)]
 pub struct AgentSpec {
-    /// The name the user gave; the card's name otherwise.
+    /// The name the user gave (it selects `A2A_TOKEN_<NAME>`); the card's is shown otherwise.
     pub name: Option<String>,
     pub url: String,
     pub client: ClientOptions,
