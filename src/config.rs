@@ -203,7 +203,10 @@ mod tests {
         ] {
             assert!(!shown.contains("s3cret"), "{shown}");
         }
-        assert!(format!("{:?}", spec.client).contains("X-Api-Key"), "header names still show");
+        assert!(
+            format!("{:?}", spec.client).contains("X-Api-Key"),
+            "header names still show"
+        );
     }
 
     #[test]

@@ -81,7 +81,12 @@ pub fn find_token(given: Option<Token>, name: Option<&str>) -> Option<Token> {
     if given.is_some() {
         return given;
     }
-    let from_env = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty()).map(Secret::new);
+    let from_env = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(Secret::new)
+    };
     if let Some(var) = name.filter(|n| !n.is_empty()).map(env_var_for)
         && let Some(secret) = from_env(&var)
     {
@@ -275,10 +280,20 @@ mod tests {
 
     #[test]
     fn loopback_is_127_8_ipv6_one_and_localhost() {
-        for url in ["http://127.0.0.1:1", "http://127.9.9.9/", "http://[::1]:8/", "http://localhost/"] {
+        for url in [
+            "http://127.0.0.1:1",
+            "http://127.9.9.9/",
+            "http://[::1]:8/",
+            "http://localhost/",
+        ] {
             assert!(is_loopback(&url::Url::parse(url).unwrap()), "{url}");
         }
-        for url in ["http://192.0.2.1/", "http://10.0.0.1/", "http://localhost.example/", "http://[::2]/"] {
+        for url in [
+            "http://192.0.2.1/",
+            "http://10.0.0.1/",
+            "http://localhost.example/",
+            "http://[::2]/",
+        ] {
             assert!(!is_loopback(&url::Url::parse(url).unwrap()), "{url}");
         }
     }

@@ -387,8 +387,9 @@ impl Client {
         self.check_destination()?;
         if let Some(token) = self.credential() {
             let secret = |v: String| {
-                let mut value = HeaderValue::try_from(v)
-                    .map_err(|_| Error::Usage(format!("the credential for {} is not a valid header value", self.name)))?;
+                let mut value = HeaderValue::try_from(v).map_err(|_| {
+                    Error::Usage(format!("the credential for {} is not a valid header value", self.name))
+                })?;
                 value.set_sensitive(true);
                 Ok::<_, Error>(value)
             };

@@ -432,7 +432,9 @@ mod tests {
         let msg = e.to_string();
         assert!(!msg.contains("A2A_TOKEN_DEPLOYER"), "{msg}");
         assert!(
-            msg.contains("--agent NAME=URL") && msg.contains("--name") && msg.contains("(an API key in header X-Key) was refused"),
+            msg.contains("--agent NAME=URL")
+                && msg.contains("--name")
+                && msg.contains("(an API key in header X-Key) was refused"),
             "{msg}"
         );
     }

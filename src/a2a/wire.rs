@@ -358,7 +358,10 @@ mod tests {
         };
         let rest_send = rest::request(&Call::SendMessage(&send), Method::POST);
         assert_eq!(rest_send.path, "/acme/message:send");
-        assert!(rest_send.body.unwrap().get("tenant").is_none(), "a path field is not in the body");
+        assert!(
+            rest_send.body.unwrap().get("tenant").is_none(),
+            "a path field is not in the body"
+        );
         let rpc_send = jsonrpc::request(&Call::SendStreamingMessage(&send), ProtocolVersion::V1_0, 1).unwrap();
         assert_eq!(rpc_send.body.unwrap()["params"]["tenant"], "acme");
         let card = Call::GetExtendedAgentCard { tenant: Some("acme") };

@@ -674,3 +674,56 @@ async fn run_demo(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(),
     agents.shutdown().await;
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from([&["a2a-watch"], args].concat()).expect("parses")
+    }
+
+    #[test]
+    fn debug_of_the_command_line_never_shows_a_token_or_a_header_value() {
+        let cli = cli(&[
+            "--token",
+            "tok-s3cret",
+            "--header",
+            "X-Api-Key: hdr-s3cret",
+            "--agent",
+            "ops=http://127.0.0.1:1",
+        ]);
+        let options = cli.conn.options().unwrap();
+        let specs = agent_specs(&cli.conn, &cli.watch, &Config::default()).unwrap();
+        for shown in [
+            format!("{cli:?}"),
+            format!("{:?}", cli.conn),
+            format!("{options:?}"),
+            format!("{specs:?}"),
+        ] {
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
+        assert!(format!("{options:?}").contains("X-Api-Key"), "header names still show");
+    }
+
+    #[test]
+    fn token_goes_to_the_one_agent_but_is_shared_among_several() {
+        let one = cli(&["--token", "t", "--agent", "http://127.0.0.1:1"]);
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert!(matches!(specs[0].credential, Credential::Value(_)));
+        let two = cli(&[
+            "--token",
+            "t",
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "b=http://127.0.0.1:2",
+        ]);
+        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
+        assert!(specs.iter().all(|s| matches!(s.credential, Credential::Shared(_))));
+        assert!(
+            specs.iter().all(|s| s.client.token.is_none()),
+            "only through the credential"
+        );
+    }
+}

@@ -176,6 +176,9 @@ pub fn demo_banner(agents: &DemoAgents) -> String {
     for a in &agents.agents {
         let _ = writeln!(out, "  {:<14} {}", a.name, a.url);
     }
-    out.push_str("the deployer wants a bearer token: export A2A_TOKEN_DEPLOYER to the --token value (see README)\n");
+    out.push_str(
+        "the deployer wants a bearer token: export A2A_TOKEN_DEPLOYER to the --token value and name it \
+         (--agent deployer=URL or --name deployer; see README)\n",
+    );
     out
 }

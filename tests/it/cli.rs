@@ -78,13 +78,17 @@ async fn a_question_is_answered_with_reply() {
 async fn tokens_come_from_the_agent_env_var_and_never_show() {
     let agents = start_demo().await;
     let url = agents.url("deployer");
-    let refused = run(&["list", url], &[]).await;
+    let refused = run(&["--name", "deployer", "list", url], &[]).await;
     assert_eq!(refused.status.code(), Some(1));
     let msg = stderr(&refused);
     assert!(msg.contains("401") && msg.contains("A2A_TOKEN_DEPLOYER"), "{msg}");
     assert_eq!(msg.lines().count(), 1, "one clear line: {msg}");
 
-    let listed = run(&["list", url, "--json"], &[("A2A_TOKEN_DEPLOYER", TOKEN)]).await;
+    let listed = run(
+        &["--name", "deployer", "list", url, "--json"],
+        &[("A2A_TOKEN_DEPLOYER", TOKEN)],
+    )
+    .await;
     assert!(listed.status.success(), "{}", stderr(&listed));
     let wrong = run(&["list", url], &[("A2A_TOKEN", "not-the-token")]).await;
     assert_eq!(wrong.status.code(), Some(1));

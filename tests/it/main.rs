@@ -7,5 +7,6 @@ mod peers;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;
+mod security;
 mod steer;
 mod tui;

@@ -660,7 +660,11 @@ pub async fn binary_sends_and_follows(url: &str, binding: Binding, token: Option
         let refused = cli::run(&send, &[]).await;
         assert_eq!(refused.status.code(), Some(1));
         let msg = cli::stderr(&refused);
-        assert!(msg.contains("401") && msg.contains("A2A_TOKEN_TEST_RUNNER"), "{msg}");
+        // No name given: the card's name selects no variable, so the hint says how to name it.
+        assert!(
+            msg.contains("401") && msg.contains("--name") && !msg.contains("A2A_TOKEN_TEST_RUNNER"),
+            "{msg}"
+        );
         assert_eq!(msg.lines().count(), 1, "one clear line: {msg}");
     }
     let out = cli::run(&send, &env).await;
@@ -716,7 +720,8 @@ pub async fn token_is_required(url: &str, token: &str) {
     );
 }
 
-/// Without a token: a 401 that names the scheme and the env var; with it: success.
+/// Without a token: a 401 that names the scheme and, since the user gave no name, does not offer
+/// `env_var` (the card's name never selects a credential); with it: success.
 pub async fn bearer_is_required(url: &str, binding: Binding, token: &str, env_var: &str) {
     let anonymous = connect(url, binding, None).await;
     let err = anonymous.list_tasks(&ListTasksRequest::default()).await.unwrap_err();
@@ -724,7 +729,10 @@ pub async fn bearer_is_required(url: &str, binding: Binding, token: &str, env_va
         panic!("expected 401, got {err}")
     };
     let msg = err.to_string();
-    assert!(msg.contains("Bearer") && msg.contains(env_var), "{msg}");
+    assert!(
+        msg.contains("Bearer") && msg.contains("--agent NAME=URL") && !msg.contains(env_var),
+        "{msg}"
+    );
     assert!(!msg.contains(token), "no token in messages");
     let authed = connect(url, binding, Some(token)).await;
     authed

@@ -303,7 +303,7 @@ async fn the_dashboard_colours_states_and_quitting_restores_the_terminal() {
     }
     let scratch = Scratch::new("tui");
     let args = ["test-runner", "code-reviewer", "deployer"]
-        .map(|n| format!("--agent {}", sh_quote(agents.url(n))))
+        .map(|n| format!("--agent {n}={}", sh_quote(agents.url(n))))
         .join(" ");
     let tmux = start(&args, &scratch, &[("A2A_TOKEN_DEPLOYER", TOKEN)]);
     let before = tmux.pane("#{alternate_on}");
