@@ -118,6 +118,7 @@ pub mod jsonrpc {
                 status: 200,
                 what: what.into(),
                 excerpt: excerpt(body),
+                retry_after: None,
             }),
         }
     }
@@ -238,6 +239,7 @@ pub mod rest {
                 status,
                 what: what.into(),
                 excerpt: excerpt(body),
+                retry_after: None,
             };
         };
         if let Some(err) = parsed.error {
@@ -252,6 +254,7 @@ pub mod rest {
                         status,
                         what: what.into(),
                         excerpt: excerpt(body),
+                        retry_after: None,
                     };
                 }
             },

@@ -81,6 +81,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
     store.limits = Limits {
         timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),
         history: config.history_limit.unwrap_or(Limits::default().history),
+        ..Limits::default()
     };
     let (tx, rx) = mpsc::channel(1024);
     let engine = Engine::start(specs, opts, tx);
