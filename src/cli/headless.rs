@@ -65,20 +65,25 @@ fn event_kind(ev: &Event) -> &'static str {
     }
 }
 
-fn done(store: &Store, until: Option<Until>) -> bool {
+/// `given`: the tasks named with `--task`; all-terminal waits until each has a row, so a task
+/// the agent does not know is counted once it says so, not skipped because it came late.
+fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     match until {
         None => false,
         Some(Until::Interrupted) => store.tasks().any(|t| t.class() == StateClass::Interrupted),
         Some(Until::AllTerminal) => {
             let connected = store.agents.iter().all(|a| a.info.is_some());
             // A task the agent does not know will not move again: it counts as ended.
-            connected && !store.is_empty() && store.tasks().all(|t| t.class() == StateClass::Terminal || t.not_found)
+            connected
+                && !store.is_empty()
+                && given.iter().all(|k| store.task(k).is_some())
+                && store.tasks().all(|t| t.class() == StateClass::Terminal || t.not_found)
         }
     }
 }
 
 /// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
-pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>) {
+pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>, given: Vec<TaskKey>) {
     use std::io::Write;
     let stdout = std::io::stdout();
     // What each task's last line said: a snapshot that says it again prints nothing.
@@ -125,7 +130,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
                 return;
             }
         }
-        if done(&store, until) {
+        if done(&store, until, &given) {
             return;
         }
     }

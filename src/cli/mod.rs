@@ -608,7 +608,9 @@ fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
 
 /// A config value in seconds, if it is a usable one.
 fn seconds(value: Option<f64>) -> Option<Duration> {
-    value.and_then(|s| Duration::try_from_secs_f64(s).ok()).filter(|d| !d.is_zero())
+    value
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero())
 }
 
 /// The dashboard on the configured agents.

@@ -552,8 +552,10 @@ fn artifacts_parts_and_metadata_are_capped_and_the_cut_counted() {
     let artifacts: Vec<serde_json::Value> = (0..4)
         .map(|i| json!({"artifactId": format!("a{i}"), "parts": [{"text": "1"}, {"text": "2"}, {"text": "3"}, {"text": "4"}]}))
         .collect();
-    let task = serde_json::from_value(json!({"id": "t1", "contextId": "ctx", "status": status("TASK_STATE_WORKING", "", 1),
-        "artifacts": artifacts, "metadata": {"a": 1, "b": 2, "c": 3}}))
+    let task = serde_json::from_value(
+        json!({"id": "t1", "contextId": "ctx", "status": status("TASK_STATE_WORKING", "", 1),
+        "artifacts": artifacts, "metadata": {"a": 1, "b": 2, "c": 3}}),
+    )
     .unwrap();
     s.apply(Event::Snapshot {
         agent: 0,
@@ -575,7 +577,8 @@ fn artifacts_parts_and_metadata_are_capped_and_the_cut_counted() {
     let append = json!({"artifactUpdate": {"taskId": "t1", "append": true,
         "artifact": {"artifactId": "a0", "parts": [{"text": "5"}]}}});
     s.apply(update(0, append, 2));
-    let extra = json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "new", "parts": [{"text": "x"}]}}});
+    let extra =
+        json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "new", "parts": [{"text": "x"}]}}});
     s.apply(update(0, extra, 3));
     let md = json!({"statusUpdate": {"taskId": "t1", "status": status("TASK_STATE_WORKING", "", 4), "metadata": {"d": 4, "a": 9}}});
     s.apply(update(0, md, 4));

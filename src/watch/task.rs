@@ -269,6 +269,11 @@ impl TaskWatch {
                     if !self.send(ev).await {
                         return Subscription::Stop;
                     }
+                    // Said again once the task surely has a row: a task given by id may have
+                    // none before its snapshot, and the store drops news of unknown tasks.
+                    if delivered == 1 {
+                        self.mode(WatchMode::Streaming).await;
+                    }
                 }
                 // An error frame ends this stream, not the task (a2a-js closes an old stream
                 // with -32004 "Stream ordering violation" when the next turn starts; a2a-python
