@@ -26,6 +26,10 @@ pub struct Config {
     pub keys: BTreeMap<String, String>,
     /// Open streams per agent at most; the rest are followed by listing.
     pub max_streams: Option<usize>,
+    /// Seconds a send or a subscription may wait for its first reply (default 30).
+    pub first_byte_timeout: Option<f64>,
+    /// Seconds of silence after which a stream is checked with GetTask (default 30).
+    pub quiet_after: Option<f64>,
     /// Timeline entries kept per task.
     pub timeline_limit: Option<usize>,
     /// History messages kept per task.

@@ -23,6 +23,17 @@ use super::types::{
 };
 use super::wire::{self, Call, WireRequest};
 
+/// Pages read per listing at most: a server that always has another page cannot keep us paging.
+pub const MAX_PAGES: usize = 1000;
+
+/// What one listing found.
+#[derive(Debug)]
+pub struct Listing {
+    pub tasks: Vec<Task>,
+    /// More pages were offered than `list_pages` reads.
+    pub cut: bool,
+}
+
 /// A stream of events; `None` means the server closed it, which says nothing about the task.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse>> + Send>>;
 
@@ -284,22 +295,28 @@ impl Client {
         self.unary(Call::ListTasks(&req)).await
     }
 
-    /// Every page of ListTasks. Tasks that change while we page can move between pages
-    /// (SDK-QUIRKS.md), so ids are de-duplicated, keeping the first (newest) copy.
+    /// Every page of ListTasks, up to `MAX_PAGES`.
     pub async fn list_all_tasks(&self, req: &ListTasksRequest) -> Result<Vec<Task>> {
+        Ok(self.list_pages(req, MAX_PAGES).await?.tasks)
+    }
+
+    /// Pages of ListTasks until the last or `max_pages`. Tasks that change while we page can move
+    /// between pages (SDK-QUIRKS.md), so ids are de-duplicated, keeping the first (newest) copy.
+    pub async fn list_pages(&self, req: &ListTasksRequest, max_pages: usize) -> Result<Listing> {
         let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::new();
+        let mut tasks = Vec::new();
         let mut page = req.clone();
         let mut tokens = std::collections::HashSet::new();
-        loop {
+        for _ in 0..max_pages {
             let resp = self.list_tasks(&page).await?;
-            out.extend(resp.tasks.into_iter().filter(|t| seen.insert(t.id.clone())));
+            tasks.extend(resp.tasks.into_iter().filter(|t| seen.insert(t.id.clone())));
             // A server that hands back a token it gave before would page forever.
             if resp.next_page_token.is_empty() || !tokens.insert(resp.next_page_token.clone()) {
-                return Ok(out);
+                return Ok(Listing { tasks, cut: false });
             }
             page.page_token = Some(resp.next_page_token);
         }
+        Ok(Listing { tasks, cut: true })
     }
 
     pub async fn cancel_task(&self, id: &str) -> Result<Task> {
@@ -490,14 +507,31 @@ impl Client {
                 sent_as: self.credential().map(|_| self.placement().describe()),
             });
         }
+        // Overloaded or rate limited, for every call and either binding: the caller waits as
+        // long as the server asks (RFC 9110 section 10.2.3), whatever the body says.
+        if status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE {
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| super::error::parse_retry_after(v, jiff::Timestamp::now()));
+            let body = read_body(resp, call.name(), ERROR_BODY_LIMIT).await.unwrap_or_default();
+            return Err(Error::Http {
+                status: status.as_u16(),
+                what: what.clone(),
+                excerpt: super::error::first_line(&body),
+                retry_after,
+            });
+        }
         Ok(resp)
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call<'_>) -> Result<T> {
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
-        let body = read_body(resp, call.name()).await?;
+        let body = read_body(resp, call.name(), BODY_LIMIT).await?;
         match self.endpoint.binding {
+            Binding::JsonRpc if !(200..300).contains(&status) => Err(jsonrpc_failure(status, call.name(), &body)),
             Binding::JsonRpc => wire::jsonrpc::decode(call.name(), &body),
             Binding::Rest => wire::rest::decode(call.name(), status, &body),
         }
@@ -513,8 +547,9 @@ impl Client {
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
         if !is_sse {
             // An error raised before the stream starts is a plain JSON reply (SDK-QUIRKS.md).
-            let body = read_body(resp, call.name()).await?;
+            let body = read_body(resp, call.name(), BODY_LIMIT).await?;
             let err = match self.endpoint.binding {
+                Binding::JsonRpc if !(200..300).contains(&status) => Some(jsonrpc_failure(status, call.name(), &body)),
                 Binding::JsonRpc => wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err(),
                 Binding::Rest => Some(wire::rest::error_from_body(status, call.name(), &body)),
             };
@@ -522,6 +557,7 @@ impl Client {
                 status,
                 what: format!("{} (expected an event stream)", call.name()),
                 excerpt: super::error::excerpt(&body),
+                retry_after: None,
             }));
         }
         let decode = match self.endpoint.binding {
@@ -554,14 +590,34 @@ fn given_token(secret: Option<Secret>, shared: bool) -> Option<Token> {
 
 /// Bodies larger than this are refused rather than held in memory.
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
+/// An error reply is read only far enough to quote its first line.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-async fn read_body(resp: reqwest::Response, what: &str) -> Result<Vec<u8>> {
+/// A JSON-RPC reply with a non-2xx status: the agent's error if the body is a JSON-RPC error,
+/// otherwise the status and what a proxy or framework put in the body, never a decode error.
+fn jsonrpc_failure(status: u16, what: &str, body: &[u8]) -> Error {
+    match wire::jsonrpc::decode::<serde_json::Value>(what, body) {
+        Err(e @ Error::Agent { .. }) => e,
+        _ => Error::Http {
+            status,
+            what: what.to_string(),
+            excerpt: super::error::first_line(body),
+            retry_after: None,
+        },
+    }
+}
+
+/// Reads a reply up to `limit` bytes; a longer one is refused, not held in memory.
+pub(crate) async fn read_body(resp: reqwest::Response, what: &str, limit: usize) -> Result<Vec<u8>> {
     let mut body = Vec::new();
     let mut chunks = resp.bytes_stream();
     while let Some(chunk) = chunks.next().await {
         let chunk = chunk.map_err(|e| Error::transport(format!("reading the {what} reply"), e))?;
-        if body.len() + chunk.len() > BODY_LIMIT {
-            return Err(Error::FrameTooLarge { limit: BODY_LIMIT });
+        if body.len() + chunk.len() > limit {
+            return Err(Error::BodyTooLarge {
+                what: what.to_string(),
+                limit,
+            });
         }
         body.extend_from_slice(&chunk);
     }

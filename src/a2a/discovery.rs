@@ -13,6 +13,8 @@ use super::error::{Error, Result, excerpt};
 pub const WELL_KNOWN: &str = ".well-known/agent-card.json";
 /// 0.2.x agents published the card here.
 pub const LEGACY_WELL_KNOWN: &str = ".well-known/agent.json";
+/// The largest card read; real cards are a few kilobytes.
+pub const CARD_LIMIT: usize = 1024 * 1024;
 
 /// Where a card came from: relative interface URLs resolve against it.
 #[derive(Debug, Clone)]
@@ -119,10 +121,7 @@ pub async fn discover(
                     .then(|| Placement::Bearer.describe()),
             });
         }
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| Error::transport(format!("reading the card from {candidate}"), e))?;
+        let bytes = super::client::read_body(resp, &format!("card at {candidate}"), CARD_LIMIT).await?;
         if !status.is_success() {
             last = format!("HTTP {} at {candidate}", status.as_u16());
             continue;

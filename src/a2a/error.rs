@@ -2,6 +2,7 @@
 //! 8.8). Agent errors are classified by JSON-RPC code or REST ErrorInfo reason, never by message.
 
 use std::fmt;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -170,9 +171,18 @@ pub enum Error {
     #[error("{what}: {}", transport_cause(source))]
     Transport { what: String, source: reqwest::Error },
 
-    /// A non-success HTTP status without an A2A error body.
-    #[error("HTTP {status} from {what}: {excerpt}")]
-    Http { status: u16, what: String, excerpt: String },
+    /// A non-success HTTP status without an A2A error body; 429 and 503 always land here, with
+    /// the server's `Retry-After` (RFC 9110 section 10.2.3) when it sent one.
+    #[error("HTTP {status} from {what}: {excerpt}{}", retry_note(*retry_after))]
+    Http {
+        status: u16,
+        what: String,
+        excerpt: String,
+        retry_after: Option<Duration>,
+    },
+
+    #[error("the {what} reply is over {limit} bytes; refused")]
+    BodyTooLarge { what: String, limit: usize },
 
     #[error("cannot decode {what}: {source}; received: {excerpt}")]
     Decode {
@@ -228,6 +238,26 @@ fn unauthorized_message(
     format!("{agent}: HTTP {status} {what}:{asks}{sent} {knob}")
 }
 
+fn retry_note(retry_after: Option<Duration>) -> String {
+    retry_after.map_or_else(String::new, |d| format!(" (retry after {} s)", d.as_secs()))
+}
+
+/// The longest `Retry-After` taken as given: a hostile or broken server cannot park a watcher.
+const RETRY_AFTER_MAX: Duration = Duration::from_secs(3600);
+
+/// A `Retry-After` value: delay-seconds or an HTTP-date (RFC 9110 section 10.2.3), capped.
+pub fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => {
+            let at = jiff::fmt::rfc2822::parse(value).ok()?.timestamp();
+            Duration::try_from(at.duration_since(now)).unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(wait.min(RETRY_AFTER_MAX))
+}
+
 fn transport_cause(e: &reqwest::Error) -> String {
     // reqwest's Display is generic ("error sending request"); the useful part is the innermost cause.
     let mut cause: &dyn std::error::Error = e;
@@ -277,6 +307,14 @@ impl Error {
         self.kind() == Some(kind)
     }
 
+    /// How long the server asked us to wait before trying again (429/503 with `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     /// Could trying again later help? (Unreachable, timeouts, 5xx; not auth, not usage.)
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -307,6 +345,17 @@ pub fn excerpt(body: &[u8]) -> String {
         "(empty body)".into()
     } else {
         out
+    }
+}
+
+/// The first non-blank line of a body, sanitised and short: what a proxy's error page says.
+pub fn first_line(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let line = text.lines().map(crate::text::one_line).find(|l| !l.is_empty());
+    match line {
+        Some(l) if l.chars().count() > 200 => format!("{}…", l.chars().take(200).collect::<String>()),
+        Some(l) => l,
+        None => "(empty body)".into(),
     }
 }
 
@@ -437,6 +486,32 @@ mod tests {
                 && msg.contains("(an API key in header X-Key) was refused"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates_capped() {
+        let now: jiff::Timestamp = "2015-10-21T07:28:00Z".parse().unwrap();
+        assert_eq!(parse_retry_after(" 7 ", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now),
+            Some(Duration::ZERO),
+            "a date past is now"
+        );
+        assert_eq!(parse_retry_after("99999999", now), Some(RETRY_AFTER_MAX));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn first_lines_are_sanitised() {
+        assert_eq!(
+            first_line(b"\n  <h1>Bad \x1b[31mGateway</h1>\nmore"),
+            "<h1>Bad Gateway</h1>"
+        );
+        assert_eq!(first_line(b""), "(empty body)");
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub mod jsonrpc {
                 status: 200,
                 what: what.into(),
                 excerpt: excerpt(body),
+                retry_after: None,
             }),
         }
     }
@@ -257,6 +258,7 @@ pub mod rest {
                 status,
                 what: what.into(),
                 excerpt: excerpt(body),
+                retry_after: None,
             };
         };
         if let Some(err) = parsed.error {
@@ -271,6 +273,7 @@ pub mod rest {
                         status,
                         what: what.into(),
                         excerpt: excerpt(body),
+                        retry_after: None,
                     };
                 }
             },

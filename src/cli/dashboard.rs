@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::headless::{self, Until};
 use crate::a2a::Error;
 use crate::config::Config;
-use crate::store::{Limits, Store};
+use crate::store::{Limits, Store, TaskKey};
 use crate::ui;
 use crate::ui::app::App;
 use crate::ui::keys::KeyMap;
@@ -81,11 +81,20 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
     store.limits = Limits {
         timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),
         history: config.history_limit.unwrap_or(Limits::default().history),
+        ..Limits::default()
     };
+    let given: Vec<TaskKey> = (specs.iter().enumerate())
+        .flat_map(|(agent, s)| {
+            s.tasks.iter().map(move |id| TaskKey {
+                agent,
+                id: id.as_str().into(),
+            })
+        })
+        .collect();
     let (tx, rx) = mpsc::channel(1024);
     let engine = Engine::start(specs, opts, tx);
     let result = if screen.json {
-        headless::run(store, rx, screen.until).await;
+        headless::run(store, rx, screen.until, given).await;
         Ok(())
     } else {
         let (commands, mut outbox) = mpsc::channel(64);

@@ -39,7 +39,7 @@ fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
         at: Some(task.status.timestamp.unwrap_or(task.updated)),
     };
     let mut out = EventLine::new(store.agent_name(task.key.agent), event, &line);
-    if event == "error" {
+    if event == "error" || event == "not_found" {
         out.text = task.error.clone().unwrap_or_default();
     }
     out.to_json()
@@ -55,6 +55,9 @@ fn event_kind(ev: &Event) -> &'static str {
             StreamResponse::ArtifactUpdate(_) => "artifact",
         },
         Event::TaskError { .. } => "error",
+        Event::NotFound { .. } => "not_found",
+        Event::Quiet { .. } => "quiet",
+        Event::ListingCut { .. } => "listing",
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
         Event::Info { .. } => "info",
@@ -62,19 +65,25 @@ fn event_kind(ev: &Event) -> &'static str {
     }
 }
 
-fn done(store: &Store, until: Option<Until>) -> bool {
+/// `given`: the tasks named with `--task`; all-terminal waits until each has a row, so a task
+/// the agent does not know is counted once it says so, not skipped because it came late.
+fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     match until {
         None => false,
         Some(Until::Interrupted) => store.tasks().any(|t| t.class() == StateClass::Interrupted),
         Some(Until::AllTerminal) => {
             let connected = store.agents.iter().all(|a| a.info.is_some());
-            connected && !store.is_empty() && store.tasks().all(|t| t.class() == StateClass::Terminal)
+            // A task the agent does not know will not move again: it counts as ended.
+            connected
+                && !store.is_empty()
+                && given.iter().all(|k| store.task(k).is_some())
+                && store.tasks().all(|t| t.class() == StateClass::Terminal || t.not_found)
         }
     }
 }
 
 /// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
-pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>) {
+pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>, given: Vec<TaskKey>) {
     use std::io::Write;
     let stdout = std::io::stdout();
     // What each task's last line said: a snapshot that says it again prints nothing.
@@ -106,7 +115,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
                 serde_json::to_string(&line).ok()
             }
             // How a task is watched is the dashboard's business, not a change of the task.
-            Change::Task(_) if kind == "watching" => None,
+            Change::Task(_) if kind == "watching" || kind == "quiet" => None,
             Change::Task(key) | Change::State(key) => store.task(&key).and_then(|t| {
                 let now = (t.state().clone(), t.status.text());
                 let repeat = said.get(&key) == Some(&now);
@@ -121,7 +130,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
                 return;
             }
         }
-        if done(&store, until) {
+        if done(&store, until, &given) {
             return;
         }
     }

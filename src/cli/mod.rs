@@ -619,8 +619,17 @@ fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
             .or(config.max_streams)
             .unwrap_or(defaults.max_streams)
             .max(1),
+        first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
+        quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
         ..defaults
     }
+}
+
+/// A config value in seconds, if it is a usable one.
+fn seconds(value: Option<f64>) -> Option<Duration> {
+    value
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero())
 }
 
 /// The dashboard on the configured agents.

@@ -51,7 +51,30 @@ pub struct TaskEntry {
     /// Whether a whole snapshot (ListTasks, GetTask, a subscription's first frame) was seen.
     pub snapshot_seen: bool,
     pub watch: Option<WatchMode>,
+    /// The last warning for this task; cleared by the next good snapshot or update.
     pub error: Option<String>,
+    /// The agent said it has no such task (never existed, or not the caller's).
+    pub not_found: bool,
+    /// The stream has carried nothing since then (checked with GetTask meanwhile); cleared by
+    /// the next stream event.
+    pub quiet_since: Option<Timestamp>,
+    /// What the limits left out, so the detail pane can say so.
+    pub cut: Cut,
+}
+
+/// Counts of what a task's limits dropped (`Limits`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cut {
+    pub artifacts: usize,
+    /// Parts beyond `Limits::parts` in an artifact.
+    pub parts: usize,
+    pub metadata: usize,
+}
+
+impl Cut {
+    pub fn is_empty(&self) -> bool {
+        *self == Cut::default()
+    }
 }
 
 impl TaskEntry {
@@ -85,6 +108,8 @@ pub struct AgentEntry {
     pub url: String,
     pub health: Health,
     pub info: Option<AgentInfo>,
+    /// The last listing stopped at the page cap: tasks past it are not shown.
+    pub listing_cut: bool,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -144,10 +169,17 @@ pub enum Journal {
     Everything,
 }
 
+/// What one task may hold; an agent's lists are not ours to grow without end.
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub timeline: usize,
     pub history: usize,
+    /// Artifacts per task; later ones are dropped.
+    pub artifacts: usize,
+    /// Parts per artifact; later chunks are dropped.
+    pub parts: usize,
+    /// Metadata keys per task; new keys past it are dropped.
+    pub metadata: usize,
 }
 
 impl Default for Limits {
@@ -155,8 +187,37 @@ impl Default for Limits {
         Limits {
             timeline: 64,
             history: 50,
+            artifacts: 256,
+            parts: 4096,
+            metadata: 256,
         }
     }
+}
+
+/// Keeps the first `limits.artifacts` artifacts and `limits.parts` parts of each; says how
+/// many of each it dropped.
+fn cap_artifacts(artifacts: &mut Vec<Artifact>, limits: &Limits) -> (usize, usize) {
+    let dropped = artifacts.len().saturating_sub(limits.artifacts);
+    artifacts.truncate(limits.artifacts);
+    let mut parts = 0;
+    for a in artifacts.iter_mut() {
+        parts += a.parts.len().saturating_sub(limits.parts);
+        a.parts.truncate(limits.parts);
+    }
+    (dropped, parts)
+}
+
+/// Adds `incoming` keys to `held` while there is room; returns how many did not fit.
+fn merge_metadata(held: &mut Metadata, incoming: Metadata, limit: usize) -> usize {
+    let mut dropped = 0;
+    for (k, v) in incoming {
+        if held.len() < limit || held.contains_key(&k) {
+            held.insert(k, v);
+        } else {
+            dropped += 1;
+        }
+    }
+    dropped
 }
 
 #[derive(Debug, Default)]
@@ -193,6 +254,7 @@ impl Store {
                     url,
                     health: Health::Connecting,
                     info: None,
+                    listing_cut: false,
                 })
                 .collect(),
             ..Store::default()
@@ -359,10 +421,42 @@ impl Store {
                 match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task.as_str())) {
                     Some(t) if t.watch != Some(mode) => {
                         t.watch = Some(mode);
+                        t.quiet_since = None;
                         // A stream that opens again supersedes the error that closed the last one.
                         if mode == WatchMode::Streaming {
                             t.error = None;
                         }
+                        Change::Task(t.key.clone())
+                    }
+                    _ => Change::Nothing,
+                }
+            }
+            Event::ListingCut { agent, cut } => match self.agents.get_mut(agent) {
+                Some(a) if a.listing_cut != cut => {
+                    a.listing_cut = cut;
+                    Change::Agent(agent)
+                }
+                _ => Change::Nothing,
+            },
+            Event::NotFound {
+                agent,
+                task,
+                message,
+                seen,
+            } => {
+                let entry = self.entry(agent, &task, "", seen);
+                if entry.not_found && entry.error.as_deref() == Some(&message) {
+                    Change::Nothing
+                } else {
+                    entry.not_found = true;
+                    entry.error = Some(message);
+                    Change::Task(entry.key.clone())
+                }
+            }
+            Event::Quiet { agent, task, since } => {
+                match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task.as_str())) {
+                    Some(t) if t.quiet_since != Some(since) => {
+                        t.quiet_since = Some(since);
                         Change::Task(t.key.clone())
                     }
                     _ => Change::Nothing,
@@ -414,6 +508,9 @@ impl Store {
                 snapshot_seen: false,
                 watch: None,
                 error: None,
+                not_found: false,
+                quiet_since: None,
+                cut: Cut::default(),
             };
             map.insert(key.id, entry);
         }
@@ -428,12 +525,17 @@ impl Store {
         let limits = self.limits.clone();
         let is_new = self.tasks.get(agent).is_none_or(|m| !m.contains_key(task.id.as_str()));
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
-        let mut changed = is_new;
+        // A good snapshot is the task recovered: the warning it had is stale.
+        let mut changed = is_new || recovered(entry);
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
         // history) do not erase what we hold.
-        if !task.artifacts.is_empty() && task.artifacts != entry.artifacts {
-            entry.artifacts = task.artifacts;
-            changed = true;
+        if !task.artifacts.is_empty() {
+            let mut artifacts = task.artifacts;
+            (entry.cut.artifacts, entry.cut.parts) = cap_artifacts(&mut artifacts, &limits);
+            if artifacts != entry.artifacts {
+                entry.artifacts = artifacts;
+                changed = true;
+            }
         }
         if !task.history.is_empty() {
             let mut history = task.history;
@@ -444,9 +546,13 @@ impl Store {
                 changed = true;
             }
         }
-        if task.metadata.is_some() && task.metadata != entry.metadata {
-            entry.metadata = task.metadata;
-            changed = true;
+        if let Some(incoming) = task.metadata {
+            let mut metadata = Metadata::new();
+            entry.cut.metadata = merge_metadata(&mut metadata, incoming, limits.metadata);
+            if entry.metadata.as_ref() != Some(&metadata) {
+                entry.metadata = Some(metadata);
+                changed = true;
+            }
         }
         entry.snapshot_seen = true;
         let key = entry.key.clone();
@@ -461,7 +567,15 @@ impl Store {
     fn apply_update(&mut self, agent: AgentId, event: StreamResponse, seen: Timestamp) -> Change {
         let limits = self.limits.clone();
         match event {
-            StreamResponse::Task(task) => self.apply_snapshot(agent, task, seen),
+            StreamResponse::Task(task) => {
+                let id = task.id.clone();
+                let change = self.apply_snapshot(agent, task, seen);
+                let heard = self.tasks[agent].get_mut(id.as_str()).is_some_and(heard);
+                match change {
+                    Change::Nothing if heard => Change::Task(TaskKey { agent, id: id.into() }),
+                    change => change,
+                }
+            }
             StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                 task_id,
                 context_id,
@@ -473,16 +587,17 @@ impl Store {
                 }
                 let entry = self.entry(agent, &task_id, &context_id, seen);
                 let key = entry.key.clone();
+                let recovered = recovered(entry) | heard(entry);
                 let md_changed = match metadata {
                     Some(md) => {
                         // Status metadata accumulates on the task, as the SDKs' stores do.
                         let held = entry.metadata.get_or_insert_with(Metadata::new);
                         let before = held.clone();
-                        held.extend(md);
+                        entry.cut.metadata += merge_metadata(held, md, limits.metadata);
                         *held != before
                     }
                     None => false,
-                };
+                } || recovered;
                 match set_status(entry, status, seen, limits.timeline) {
                     StatusChange::Moved => Change::State(key),
                     StatusChange::Refreshed => Change::Task(key),
@@ -495,10 +610,18 @@ impl Store {
                     return Change::Nothing;
                 }
                 let entry = self.entry(agent, &update.task_id, &update.context_id, seen);
+                let recovered = recovered(entry) | heard(entry);
                 // An artifact snapshot after its chunks changes nothing.
                 if !update.apply_to(&mut entry.artifacts) {
-                    return Change::Nothing;
+                    return if recovered {
+                        Change::Task(entry.key.clone())
+                    } else {
+                        Change::Nothing
+                    };
                 }
+                let (artifacts, parts) = cap_artifacts(&mut entry.artifacts, &limits);
+                entry.cut.artifacts += artifacts;
+                entry.cut.parts += parts;
                 entry.updated = seen;
                 Change::Task(entry.key.clone())
             }
@@ -507,12 +630,17 @@ impl Store {
                     return Change::Nothing;
                 };
                 let entry = self.entry(agent, &task_id, m.context_id.as_deref().unwrap_or(""), seen);
+                let recovered = recovered(entry) | heard(entry);
                 if entry
                     .history
                     .iter()
                     .any(|h| h.message_id == m.message_id && !m.message_id.is_empty())
                 {
-                    return Change::Nothing;
+                    return if recovered {
+                        Change::Task(entry.key.clone())
+                    } else {
+                        Change::Nothing
+                    };
                 }
                 entry.history.push(m);
                 let cut = entry.history.len().saturating_sub(limits.history);
@@ -522,6 +650,20 @@ impl Store {
             }
         }
     }
+}
+
+/// Clears the task's warning and not-found mark: the agent just told us about it. True if
+/// there was one.
+fn recovered(entry: &mut TaskEntry) -> bool {
+    let had = entry.error.is_some() || entry.not_found;
+    entry.error = None;
+    entry.not_found = false;
+    had
+}
+
+/// A stream event ends a quiet spell. True if there was one.
+fn heard(entry: &mut TaskEntry) -> bool {
+    entry.quiet_since.take().is_some()
 }
 
 /// What taking a status did.
@@ -540,8 +682,13 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     let current = &entry.status;
     let first = entry.timeline.is_empty();
     let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
-    // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task.
-    let revives = current.state.is_terminal() && !status.state.is_terminal();
+    // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task, nor turn
+    // COMPLETED into FAILED; the same terminal state again may refresh its text.
+    let revives = !first && current.state.is_terminal() && status.state != current.state;
+    if revives && status.state.is_terminal() {
+        tracing::warn!(task = %entry.key.id, held = %current.state.short_name(), got = %status.state.short_name(),
+            "a terminal task was reported in another terminal state; kept the first");
+    }
     // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
     let stale_submit =
         status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;

@@ -470,3 +470,146 @@ fn an_ordered_view_kept_up_to_date_matches_one_built_afresh() {
         }
     }
 }
+
+#[test]
+fn a_terminal_state_never_becomes_another() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 5));
+    for other in ["TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"] {
+        assert_eq!(s.apply(status_update(0, "t1", other, "late", 9)), Change::Nothing);
+        assert_eq!(s.apply(snapshot(0, "t1", other, "late", 9)), Change::Nothing);
+    }
+    let k = key(0, "t1");
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::Completed);
+    assert_eq!(s.counts(0).completed, 1);
+    assert_eq!(s.counts(0).ended, 0);
+    // the same terminal state again may say more
+    assert!(matches!(
+        s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "done, 3 files", 10)),
+        Change::Task(_)
+    ));
+    assert_eq!(s.task(&k).unwrap().status.text(), "done, 3 files");
+    assert_eq!(states(&s, &k), ["COMPLETED", "COMPLETED"]);
+}
+
+#[test]
+fn a_warning_clears_once_the_task_is_heard_from_again() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    let warn = |s: &mut Store| {
+        s.apply(Event::TaskError {
+            agent: 0,
+            task: "t1".into(),
+            message: "HTTP 500 from GetTask: upstream down".into(),
+        })
+    };
+    assert!(matches!(warn(&mut s), Change::Task(_)));
+    // the same snapshot as held still says the agent answers for the task
+    assert!(matches!(
+        s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "", 1)),
+        Change::Task(_)
+    ));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().error, None);
+    warn(&mut s);
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "step 2", 2));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().error, None);
+    warn(&mut s);
+    let chunk = json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx",
+        "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}});
+    s.apply(update(0, chunk, 3));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().error, None);
+}
+
+#[test]
+fn a_task_the_agent_does_not_know_is_a_row_marked_not_found() {
+    let mut s = store();
+    let not_found = Event::NotFound {
+        agent: 1,
+        task: "ghost".into(),
+        message: "TaskNotFoundError (-32001): no such task".into(),
+        seen: ts(1),
+    };
+    assert!(matches!(s.apply(not_found.clone()), Change::Task(_)));
+    assert_eq!(s.apply(not_found), Change::Nothing);
+    let t = s.task(&key(1, "ghost")).unwrap();
+    assert!(t.not_found);
+    assert!(t.error.as_deref().is_some_and(|e| e.contains("TaskNotFound")));
+    assert_eq!(s.counts(1).total(), 0, "not counted in any state");
+    // if it turns up after all, the mark goes
+    s.apply(snapshot(1, "ghost", "TASK_STATE_WORKING", "", 2));
+    assert!(!s.task(&key(1, "ghost")).unwrap().not_found);
+}
+
+#[test]
+fn artifacts_parts_and_metadata_are_capped_and_the_cut_counted() {
+    let mut s = store();
+    s.limits = Limits {
+        artifacts: 2,
+        parts: 3,
+        metadata: 2,
+        ..Limits::default()
+    };
+    let artifacts: Vec<serde_json::Value> = (0..4)
+        .map(|i| json!({"artifactId": format!("a{i}"), "parts": [{"text": "1"}, {"text": "2"}, {"text": "3"}, {"text": "4"}]}))
+        .collect();
+    let task = serde_json::from_value(
+        json!({"id": "t1", "contextId": "ctx", "status": status("TASK_STATE_WORKING", "", 1),
+        "artifacts": artifacts, "metadata": {"a": 1, "b": 2, "c": 3}}),
+    )
+    .unwrap();
+    s.apply(Event::Snapshot {
+        agent: 0,
+        task,
+        seen: ts(1),
+    });
+    let t = s.task(&key(0, "t1")).unwrap();
+    assert_eq!(t.artifacts.iter().map(|a| a.parts.len()).collect::<Vec<_>>(), [3, 3]);
+    assert_eq!(t.metadata.as_ref().unwrap().len(), 2);
+    assert_eq!(
+        t.cut,
+        Cut {
+            artifacts: 2,
+            parts: 2,
+            metadata: 1
+        }
+    );
+    // chunks and new artifacts past the caps are dropped and counted too
+    let append = json!({"artifactUpdate": {"taskId": "t1", "append": true,
+        "artifact": {"artifactId": "a0", "parts": [{"text": "5"}]}}});
+    s.apply(update(0, append, 2));
+    let extra =
+        json!({"artifactUpdate": {"taskId": "t1", "artifact": {"artifactId": "new", "parts": [{"text": "x"}]}}});
+    s.apply(update(0, extra, 3));
+    let md = json!({"statusUpdate": {"taskId": "t1", "status": status("TASK_STATE_WORKING", "", 4), "metadata": {"d": 4, "a": 9}}});
+    s.apply(update(0, md, 4));
+    let t = s.task(&key(0, "t1")).unwrap();
+    assert_eq!(t.artifacts.len(), 2);
+    assert_eq!(t.artifacts[0].parts.len(), 3);
+    assert_eq!(t.metadata.as_ref().unwrap()["a"], 9, "a held key may still change");
+    assert_eq!(
+        t.cut,
+        Cut {
+            artifacts: 3,
+            parts: 3,
+            metadata: 2
+        }
+    );
+}
+
+#[test]
+fn a_quiet_stream_shows_until_the_next_event() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    let quiet = Event::Quiet {
+        agent: 0,
+        task: "t1".into(),
+        since: ts(1),
+    };
+    assert!(matches!(s.apply(quiet.clone()), Change::Task(_)));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().quiet_since, Some(ts(1)));
+    // a GetTask snapshot meanwhile is not the stream speaking
+    s.apply(snapshot(0, "t1", "TASK_STATE_WORKING", "", 1));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().quiet_since, Some(ts(1)));
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().quiet_since, None);
+}

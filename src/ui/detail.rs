@@ -240,6 +240,16 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     page.push(Line::raw(""));
 
     page.push(heading(&format!("Artifacts ({})", task.artifacts.len()), t));
+    if !task.cut.is_empty() {
+        let c = task.cut;
+        page.push(Line::styled(
+            format!(
+                "… over the limits, dropped: {} artifacts, {} parts, {} metadata keys",
+                c.artifacts, c.parts, c.metadata
+            ),
+            t.dim(),
+        ));
+    }
     for a in &task.artifacts {
         let name = a.name.as_deref().unwrap_or(&a.artifact_id);
         page.push(Line::styled(

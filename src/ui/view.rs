@@ -285,6 +285,9 @@ fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
             }
             _ => {
                 spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
+                if a.listing_cut {
+                    spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
+                }
                 if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
                     spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
                 }
@@ -453,22 +456,29 @@ fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w:
     let t = &app.theme;
     let state = task.state();
     let agent = app.store.agent_name(task.key.agent);
+    // A stream silent for a while says for how long (issue 9), before anything else.
+    let quiet = task
+        .quiet_since
+        .map(|since| format!("quiet {} · ", waited(app.now, since)))
+        .unwrap_or_default();
     let status = match &task.error {
         Some(err) => line(
-            &format!("⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
+            &format!("{quiet}⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
             status_w,
         ),
-        None => line(&status_head(task), status_w),
+        None => line(&format!("{quiet}{}", status_head(task)), status_w),
     };
     let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
     if wide {
         cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
     }
     // Only the words are coloured (reversed, for unknown): not the padding after them.
-    cells.push(Cell::from(Line::styled(
-        format!("{} {}", state_glyph(state), state_name(state)),
-        t.state(state),
-    )));
+    let state_cell = if task.not_found {
+        Line::styled("? not found", Style::new().fg(t.failure))
+    } else {
+        Line::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state))
+    };
+    cells.push(Cell::from(state_cell));
     cells.push(Cell::from(waited(app.now, task.state_since)));
     if wide {
         cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));

@@ -11,10 +11,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
-use super::task::TaskWatch;
-use super::{AgentSpec, Command, Credential, WatchOptions, backoff};
+use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
+use super::{AgentSpec, Command, Credential, WatchOptions, backoff, wait_after};
 use crate::a2a::auth::Secret;
-use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
+use crate::a2a::client::Listing;
+use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
@@ -30,13 +31,19 @@ pub(crate) struct AgentWatcher {
     pub http: Option<reqwest::Client>,
     /// Our own command channel, so an action can ask for its task to be watched.
     pub myself: mpsc::Sender<Command>,
+    /// This agent's tasks with a subscription open.
+    pub open: OpenStreams,
 }
 
 /// What the agent's loop keeps between listings.
 struct Watched {
     live: HashSet<String>,
     queued: VecDeque<String>,
-    watchers: JoinSet<String>,
+    watchers: JoinSet<Ended>,
+    /// Tasks whose subscription hung before its headers: their slot is free, and they are
+    /// watched again after a backoff (the listing follows them meanwhile).
+    resting: HashSet<String>,
+    rests: JoinSet<(String, u32)>,
     /// Sends and cancels under way; they never block the loop.
     actions: JoinSet<()>,
 }
@@ -195,26 +202,33 @@ impl AgentWatcher {
             live: HashSet::new(),
             queued: VecDeque::new(),
             watchers: JoinSet::new(),
+            resting: HashSet::new(),
+            rests: JoinSet::new(),
             actions: JoinSet::new(),
         };
         for id in wanted {
-            self.want(&client, &mut watched, id);
+            self.want(&client, &mut watched, id, 0);
         }
         let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut since: Option<Timestamp> = None;
         let mut listings = 0u32;
         let mut failures = 0u32;
+        let mut listing_cut = false;
         loop {
             tokio::select! {
                 _ = ticker.tick(), if lists_tasks => {
                     let full = listings.is_multiple_of(FULL_LISTING_EVERY);
                     listings += 1;
                     match self.list(&client, if full { None } else { since }).await {
-                        Ok(tasks) => {
+                        Ok(Listing { tasks, cut }) => {
                             if failures > 0 {
                                 failures = 0;
                                 if !self.health(healthy.clone()).await { return; }
+                            }
+                            if cut != listing_cut {
+                                listing_cut = cut;
+                                if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
                             }
                             for task in tasks {
                                 if let Some(ts) = task.status.timestamp {
@@ -226,7 +240,7 @@ impl AgentWatcher {
                                     return;
                                 }
                                 if live {
-                                    self.want(&client, &mut watched, id);
+                                    self.want(&client, &mut watched, id, 0);
                                 }
                             }
                         }
@@ -238,12 +252,12 @@ impl AgentWatcher {
                             };
                             let health = refreshed.unwrap_or_else(|| self.health_for(&e, failures));
                             if !self.health(health).await { return; }
-                            ticker.reset_after(backoff(failures, self.opts.max_backoff));
+                            ticker.reset_after(wait_after(&e, failures, self.opts.max_backoff));
                         }
                     }
                 }
                 cmd = commands.recv() => match cmd {
-                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id),
+                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id, 0),
                     Some(Command::Send { action, request }) => {
                         watched.actions.spawn(self.act(client.clone()).send(action, request));
                     }
@@ -254,19 +268,31 @@ impl AgentWatcher {
                 },
                 Some(_) = watched.actions.join_next() => {}
                 Some(done) = watched.watchers.join_next() => {
-                    if let Ok(id) = done {
+                    if let Ok(Ended { id, stuck }) = done {
                         watched.live.remove(&id);
+                        if stuck > 0 {
+                            watched.resting.insert(id.clone());
+                            let pause = backoff(stuck, self.opts.max_backoff);
+                            watched.rests.spawn(async move {
+                                tokio::time::sleep(pause).await;
+                                (id, stuck)
+                            });
+                        }
                     }
                     while watched.watchers.len() < self.opts.max_streams {
                         let Some(next) = watched.queued.pop_front() else { break };
-                        self.spawn_watch(&client, &mut watched, next);
+                        self.spawn_watch(&client, &mut watched, next, 0);
                     }
+                }
+                Some(Ok((id, stuck))) = watched.rests.join_next() => {
+                    watched.resting.remove(&id);
+                    self.want(&client, &mut watched, id, stuck);
                 }
             }
         }
     }
 
-    async fn list(&self, client: &Client, since: Option<Timestamp>) -> Result<Vec<Task>, Error> {
+    async fn list(&self, client: &Client, since: Option<Timestamp>) -> Result<Listing, Error> {
         let req = ListTasksRequest {
             context_id: self.opts.context.clone(),
             status_timestamp_after: since,
@@ -274,7 +300,7 @@ impl AgentWatcher {
             history_length: Some(0),
             ..ListTasksRequest::default()
         };
-        client.list_all_tasks(&req).await
+        client.list_pages(&req, self.opts.max_pages).await
     }
 
     fn act(&self, client: Arc<Client>) -> Act {
@@ -283,21 +309,25 @@ impl AgentWatcher {
             client,
             events: self.events.clone(),
             myself: self.myself.clone(),
+            open: self.open.clone(),
+            first_byte: self.opts.first_byte_timeout,
         }
     }
 
-    fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
-        if watched.live.contains(&id) || watched.queued.contains(&id) {
+    /// Watches a task now, or when a slot frees. `stuck` carries a hung subscription's count
+    /// into the next watcher, so its backoff keeps growing.
+    fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32) {
+        if watched.live.contains(&id) || watched.queued.contains(&id) || watched.resting.contains(&id) {
             return;
         }
         if watched.watchers.len() >= self.opts.max_streams {
             watched.queued.push_back(id);
             return;
         }
-        self.spawn_watch(client, watched, id);
+        self.spawn_watch(client, watched, id, stuck);
     }
 
-    fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String) {
+    fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32) {
         watched.live.insert(id.clone());
         let watch = TaskWatch {
             agent: self.id,
@@ -306,6 +336,10 @@ impl AgentWatcher {
             events: self.events.clone(),
             poll: self.spec.poll_interval,
             max_backoff: self.opts.max_backoff,
+            first_byte: self.opts.first_byte_timeout,
+            quiet_after: self.opts.quiet_after,
+            open: self.open.clone(),
+            stuck,
         };
         watched.watchers.spawn(watch.run());
     }
@@ -317,6 +351,9 @@ struct Act {
     client: Arc<Client>,
     events: mpsc::Sender<Event>,
     myself: mpsc::Sender<Command>,
+    open: OpenStreams,
+    /// How long a send may go without a reply before it is reported failed.
+    first_byte: Duration,
 }
 
 impl Act {
@@ -342,58 +379,105 @@ impl Act {
             .is_ok()
     }
 
+    async fn fail(&self, action: ActionId, message: String) {
+        self.outcome(action, ActionOutcome::Failed { message }).await;
+    }
+
+    fn no_reply(&self) -> String {
+        format!(
+            "no reply from the agent within {} s; it may or may not have received the message",
+            self.first_byte.as_secs()
+        )
+    }
+
     /// Streams the message where the agent streams (its events flow into the store as they come),
-    /// sends it without waiting otherwise; then the task is watched like any other.
+    /// sends it without waiting otherwise; then the task is watched like any other. Only a first
+    /// event that is a task, a message or an update counts as taken: an error frame, a frame that
+    /// does not decode, a close with nothing, an HTTP error or silence is reported as a failure.
     async fn send(self, action: ActionId, request: Box<SendMessageRequest>) {
-        let mut request = *request;
         let task = if self.client.streams() {
-            let mut stream = match self.client.send_streaming_message(&request).await {
-                Ok(s) => s,
-                Err(e) => {
-                    return self
-                        .outcome(action, ActionOutcome::Failed { message: e.to_string() })
-                        .await;
-                }
-            };
-            let mut task = None;
-            let mut told = false;
-            use futures::StreamExt;
-            while let Some(item) = stream.next().await {
-                let Ok(event) = item else { break };
-                task = task.or_else(|| event.task_id().filter(|t| !t.is_empty()).map(str::to_string));
-                // The event first, so the task is in the store when its action is reported done.
-                if !self.update(event).await {
-                    return;
-                }
-                if !told {
-                    told = true;
-                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
-                }
+            match self.send_streaming(action, &request).await {
+                Some(task) => task,
+                None => return,
             }
-            if !told {
-                self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
-            }
-            task
         } else {
-            request = request.returning_immediately();
-            match self.client.send_message(&request).await {
-                Ok(result) => {
-                    let task = result.task_id().map(str::to_string);
+            let request = request.returning_immediately();
+            match tokio::time::timeout(self.first_byte, self.client.send_message(&request)).await {
+                Ok(Ok(result)) => {
+                    let task = result.task_id().filter(|t| !t.is_empty()).map(str::to_string);
                     self.update(result).await;
                     self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
                     task
                 }
-                Err(e) => {
-                    return self
-                        .outcome(action, ActionOutcome::Failed { message: e.to_string() })
-                        .await;
-                }
+                Ok(Err(e)) => return self.fail(action, refusal(&e)).await,
+                Err(_) => return self.fail(action, self.no_reply()).await,
             }
         };
         // The stream may close at any state (first seed): the watcher takes the task from here.
         if let Some(task) = task {
             let _ = self.myself.send(Command::Watch(task)).await;
         }
+    }
+
+    /// The streaming send: None if it failed (reported), else the task it concerns, if any.
+    async fn send_streaming(&self, action: ActionId, request: &SendMessageRequest) -> Option<Option<String>> {
+        use futures::StreamExt;
+        let opening = async {
+            let mut stream = self.client.send_streaming_message(request).await?;
+            let first = stream.next().await;
+            Ok::<_, Error>((stream, first))
+        };
+        let (mut stream, first) = match tokio::time::timeout(self.first_byte, opening).await {
+            Ok(Ok(opened)) => opened,
+            Ok(Err(e)) => {
+                self.fail(action, refusal(&e)).await;
+                return None;
+            }
+            Err(_) => {
+                self.fail(action, self.no_reply()).await;
+                return None;
+            }
+        };
+        let first = match first {
+            Some(Ok(event)) => event,
+            Some(Err(e)) => {
+                self.fail(action, refusal(&e)).await;
+                return None;
+            }
+            None => {
+                self.fail(action, "the agent closed the stream without replying".into())
+                    .await;
+                return None;
+            }
+        };
+        let mut task = first.task_id().filter(|t| !t.is_empty()).map(str::to_string);
+        // The event first, so the task is in the store when its action is reported done.
+        if !self.update(first).await {
+            return None;
+        }
+        self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+        while let Some(item) = stream.next().await {
+            // Past the first event the message was taken; what breaks later is the watcher's.
+            let Ok(event) = item else { break };
+            if let Some(id) = &task {
+                if names_another_task(&event, id) {
+                    tracing::warn!(agent = self.agent, task = %id, other = ?event.task_id(),
+                        "ignored an event for another task on a send's stream");
+                    continue;
+                }
+                // A subscription to this task carries the same chunks; appending both would
+                // show each twice. Its close is followed by GetTask, whose snapshot replaces
+                // the artifacts, so nothing is lost.
+                if matches!(event, StreamResponse::ArtifactUpdate(_)) && self.open.contains(id) {
+                    continue;
+                }
+            }
+            task = task.or_else(|| event.task_id().filter(|t| !t.is_empty()).map(str::to_string));
+            if !self.update(event).await {
+                return None;
+            }
+        }
+        Some(task)
     }
 
     async fn cancel(self, action: ActionId, task: String) {
@@ -403,10 +487,16 @@ impl Act {
                 self.update(StreamResponse::Task(t)).await;
                 self.outcome(action, ActionOutcome::Done { task: Some(id) }).await;
             }
-            Err(e) => {
-                self.outcome(action, ActionOutcome::Failed { message: e.to_string() })
-                    .await
-            }
+            Err(e) => self.fail(action, refusal(&e)).await,
         }
+    }
+}
+
+/// A failed action in words for a person: what the agent said, or what went wrong on the way.
+fn refusal(e: &Error) -> String {
+    match e {
+        Error::Agent { .. } => format!("the agent refused: {e}"),
+        Error::Decode { .. } => format!("the agent's reply did not decode: {e}"),
+        _ => e.to_string(),
     }
 }

@@ -113,6 +113,25 @@ pub enum Event {
         task: String,
         mode: WatchMode,
     },
+    /// The agent has no such task (TaskNotFound): never existed, or not the caller's. The task
+    /// shows as a row marked not found, even if nothing else was ever seen of it.
+    NotFound {
+        agent: AgentId,
+        task: String,
+        message: String,
+        seen: Timestamp,
+    },
+    /// The task's stream has carried nothing since `since` (GetTask was asked meanwhile).
+    Quiet {
+        agent: AgentId,
+        task: String,
+        since: Timestamp,
+    },
+    /// Whether the agent's last listing stopped at the page cap.
+    ListingCut {
+        agent: AgentId,
+        cut: bool,
+    },
     /// Something went wrong for one task; shown on its row, never fatal.
     TaskError {
         agent: AgentId,

@@ -71,6 +71,13 @@ pub struct WatchOptions {
     pub max_streams: usize,
     /// Longest wait between reconnection attempts.
     pub max_backoff: Duration,
+    /// A send or subscription with no response (headers, and for a send its first event) by
+    /// then is given up: a send fails, a subscription is retried later with backoff.
+    pub first_byte_timeout: Duration,
+    /// A stream silent this long is checked with GetTask (it stays open).
+    pub quiet_after: Duration,
+    /// ListTasks pages read per listing at most.
+    pub max_pages: usize,
 }
 
 impl Default for WatchOptions {
@@ -79,6 +86,9 @@ impl Default for WatchOptions {
             context: None,
             max_streams: 256,
             max_backoff: Duration::from_secs(30),
+            first_byte_timeout: Duration::from_secs(30),
+            quiet_after: Duration::from_secs(30),
+            max_pages: crate::a2a::client::MAX_PAGES,
         }
     }
 }
@@ -121,6 +131,7 @@ impl Engine {
                 events: events.clone(),
                 http: http.clone(),
                 myself: tx,
+                open: task::OpenStreams::default(),
             };
             tasks.spawn(watcher.run(rx));
         }
@@ -140,8 +151,54 @@ impl Engine {
     }
 }
 
-/// Exponential backoff from 250 ms, capped.
+/// Exponential backoff from 250 ms, capped, with "equal jitter": somewhere between half the
+/// step and the step, so many watchers that failed together do not come back together.
 pub(crate) fn backoff(attempt: u32, max: Duration) -> Duration {
     let ms = 250u64.saturating_mul(1u64 << attempt.min(16));
-    Duration::from_millis(ms).min(max)
+    let step = Duration::from_millis(ms).min(max);
+    step / 2 + (step / 2).mul_f64(jitter())
+}
+
+/// The wait after a failure: what the server asked for (`Retry-After` on 429/503), or backoff.
+pub(crate) fn wait_after(e: &crate::a2a::Error, attempt: u32, max: Duration) -> Duration {
+    e.retry_after().unwrap_or_else(|| backoff(attempt, max))
+}
+
+/// A number in [0, 1) from the standard library's per-process random hash keys (no RNG
+/// dependency for this one use).
+fn jitter() -> f64 {
+    use std::hash::BuildHasher;
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_the_cap_with_jitter() {
+        let max = Duration::from_secs(30);
+        for attempt in 0..20 {
+            let step = Duration::from_millis(250u64 << attempt.min(16)).min(max);
+            let d = backoff(attempt, max);
+            assert!(
+                d >= step / 2 && d <= step,
+                "attempt {attempt}: {d:?} outside {step:?}/2..{step:?}"
+            );
+        }
+        let draws: std::collections::HashSet<Duration> = (0..20).map(|_| backoff(10, max)).collect();
+        assert!(draws.len() > 1, "twenty draws were all {draws:?}");
+    }
+
+    #[test]
+    fn retry_after_wins_over_backoff() {
+        let e = crate::a2a::Error::Http {
+            status: 429,
+            what: "GetTask".into(),
+            excerpt: String::new(),
+            retry_after: Some(Duration::from_secs(7)),
+        };
+        assert_eq!(wait_after(&e, 0, Duration::from_secs(1)), Duration::from_secs(7));
+    }
 }

@@ -3,21 +3,68 @@
 //! while the task lives we subscribe again (spec section 3.1.6), or poll where subscribing keeps
 //! failing or is refused (some SDKs refuse to subscribe to an interrupted task).
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
-use super::backoff;
 use super::event::{AgentId, Event, WatchMode};
-use crate::a2a::{Client, Error, ErrorKind, StateClass};
+use super::{backoff, wait_after};
+use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
 
 /// History asked for with GetTask; the store keeps no more than this either.
 const HISTORY: u32 = 50;
 /// Failed subscriptions in a row before we poll instead.
 const MAX_FAILURES: u32 = 3;
+/// A stream that closes sooner than this after opening counts as short.
+const SHORT_STREAM: Duration = Duration::from_secs(1);
+/// Short streams in a row resubscribed at once; past this each waits longer (a server that
+/// closes after every event must not get a tight loop).
+const FREE_RESUBSCRIBES: u32 = 5;
+
+/// The tasks of one agent with a subscription open right now. A send's own stream leaves their
+/// artifact chunks to the subscription, so each chunk is applied once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OpenStreams(Arc<Mutex<HashSet<String>>>);
+
+impl OpenStreams {
+    pub fn contains(&self, task: &str) -> bool {
+        self.0.lock().is_ok_and(|s| s.contains(task))
+    }
+
+    fn open(&self, task: &str) -> OpenStream {
+        if let Ok(mut s) = self.0.lock() {
+            s.insert(task.to_string());
+        }
+        OpenStream {
+            streams: self.clone(),
+            task: task.to_string(),
+        }
+    }
+}
+
+/// Marks a subscription open for as long as it lives.
+struct OpenStream {
+    streams: OpenStreams,
+    task: String,
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        if let Ok(mut s) = self.streams.0.lock() {
+            s.remove(&self.task);
+        }
+    }
+}
+
+/// True if a stream event names a task other than `task` (an event without a task id names none).
+pub(crate) fn names_another_task(event: &StreamResponse, task: &str) -> bool {
+    event.task_id().is_some_and(|id| !id.is_empty() && id != task)
+}
 
 pub(crate) struct TaskWatch {
     pub agent: AgentId,
@@ -26,6 +73,18 @@ pub(crate) struct TaskWatch {
     pub events: mpsc::Sender<Event>,
     pub poll: Duration,
     pub max_backoff: Duration,
+    pub first_byte: Duration,
+    pub quiet_after: Duration,
+    pub open: OpenStreams,
+    /// Subscriptions in a row that got no response headers in time, before this watcher.
+    pub stuck: u32,
+}
+
+/// Why a watcher ended, so the agent can free its slot and perhaps come back.
+pub(crate) struct Ended {
+    pub id: String,
+    /// Non-zero: a subscription hung before its headers; watch again after backoff(stuck).
+    pub stuck: u32,
 }
 
 enum Next {
@@ -37,16 +96,33 @@ enum Next {
     Poll,
 }
 
+/// How one subscription went.
+enum Subscription {
+    /// Read to its close; `progressed` if it carried events past the snapshot.
+    Closed {
+        progressed: bool,
+    },
+    /// A check while it was quiet found the task terminal or gone.
+    Stop,
+    /// No response headers within the first-byte timeout: abandoned.
+    Stuck,
+    Refused(Error),
+}
+
 impl TaskWatch {
     async fn send(&self, event: Event) -> bool {
         self.events.send(event).await.is_ok()
     }
 
     async fn error(&self, e: &Error) -> bool {
+        self.warn(e.to_string()).await
+    }
+
+    async fn warn(&self, message: String) -> bool {
         self.send(Event::TaskError {
             agent: self.agent,
             task: self.id.clone(),
-            message: e.to_string(),
+            message,
         })
         .await
     }
@@ -60,48 +136,79 @@ impl TaskWatch {
         .await
     }
 
-    /// Runs until the task is terminal, unknown to the agent, or the store is gone.
+    fn ended(&self, stuck: u32) -> Ended {
+        Ended {
+            id: self.id.clone(),
+            stuck,
+        }
+    }
+
+    /// Runs until the task is terminal, unknown to the agent, stuck, or the store is gone.
     /// Returns the task id so the agent can free its slot.
-    pub async fn run(self) -> String {
+    pub async fn run(self) -> Ended {
         let mut failures = 0u32;
+        let mut short = 0u32;
+        let mut check_failures = 0u32;
         let mut polling = !self.client.streams();
         if polling {
             self.mode(WatchMode::Polling).await;
         }
         loop {
+            let mut asked_to_wait = None;
             if !polling {
+                let opened = Instant::now();
                 match self.stream_once().await {
-                    Ok(progressed) => failures = if progressed { 0 } else { failures + 1 },
-                    Err(e) if e.is_kind(ErrorKind::TaskNotFound) => {
-                        self.error(&e).await;
-                        return self.id;
+                    Subscription::Closed { progressed } => {
+                        failures = if progressed { 0 } else { failures + 1 };
+                        short = if opened.elapsed() < SHORT_STREAM { short + 1 } else { 0 };
                     }
+                    Subscription::Stop => return self.ended(0),
+                    Subscription::Stuck => {
+                        let secs = self.first_byte.as_secs();
+                        self.warn(format!("the subscription got no response in {secs} s; retrying later"))
+                            .await;
+                        return self.ended(self.stuck + 1);
+                    }
+                    // Some servers refuse a subscription to a live task with TaskNotFound
+                    // (SDK-QUIRKS.md); GetTask below says whether it really is gone.
+                    Subscription::Refused(e) if e.is_kind(ErrorKind::TaskNotFound) => failures += 1,
                     // Terminal tasks refuse subscription; so do some servers for interrupted
                     // ones. GetTask below tells which.
-                    Err(e) if e.is_kind(ErrorKind::UnsupportedOperation) => failures = MAX_FAILURES,
-                    Err(e) => {
+                    Subscription::Refused(e) if e.is_kind(ErrorKind::UnsupportedOperation) => failures = MAX_FAILURES,
+                    Subscription::Refused(e) => {
                         failures += 1;
+                        asked_to_wait = e.retry_after();
                         if !self.error(&e).await {
-                            return self.id;
+                            return self.ended(0);
                         }
                     }
                 }
             }
-            let next = self.check().await;
+            let (next, failed) = self.check().await;
+            check_failures = if failed.is_some() { check_failures + 1 } else { 0 };
+            let asked_to_wait = asked_to_wait.or(failed.as_ref().and_then(Error::retry_after));
+            let attempt = failures.max(short.saturating_sub(FREE_RESUBSCRIBES));
             match next {
-                Next::Stop => return self.id,
+                Next::Stop => return self.ended(0),
                 // A stream that carried the task forward is picked up again at once; one that
-                // failed or only repeated the snapshot waits longer each time.
-                Next::Resubscribe if !polling && failures == 0 => {}
+                // failed, only repeated the snapshot, or closed at once again and again waits
+                // longer each time.
                 Next::Resubscribe if !polling && failures < MAX_FAILURES => {
-                    tokio::time::sleep(backoff(failures, self.max_backoff)).await;
+                    if attempt > 0 || asked_to_wait.is_some() {
+                        let wait = asked_to_wait.unwrap_or_else(|| backoff(attempt, self.max_backoff));
+                        tokio::time::sleep(wait).await;
+                    }
                 }
                 _ => {
                     if !polling {
                         polling = true;
                         self.mode(WatchMode::Polling).await;
                     }
-                    tokio::time::sleep(self.poll).await;
+                    let wait = match &failed {
+                        Some(e) => wait_after(e, check_failures, self.max_backoff).max(self.poll),
+                        None => self.poll,
+                    };
+                    tokio::time::sleep(wait).await;
                 }
             }
             // An interrupted task that becomes active again may accept a subscription now.
@@ -112,22 +219,60 @@ impl TaskWatch {
         }
     }
 
-    /// One subscription, read to its end. Ok(true) if it carried events past the snapshot.
-    async fn stream_once(&self) -> Result<bool, Error> {
-        let mut stream = self.client.subscribe(&self.id).await?;
+    /// One subscription, read to its end. While it is quiet, GetTask is asked every
+    /// `quiet_after` without dropping it.
+    async fn stream_once(&self) -> Subscription {
+        let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
+            Err(_) => return Subscription::Stuck,
+            Ok(Err(e)) => return Subscription::Refused(e),
+            Ok(Ok(stream)) => stream,
+        };
+        let _open = self.open.open(&self.id);
         self.mode(WatchMode::Streaming).await;
         let mut delivered = 0usize;
-        while let Some(item) = stream.next().await {
+        let mut heard = Timestamp::now();
+        loop {
+            let item = match tokio::time::timeout(self.quiet_after, stream.next()).await {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                Err(_quiet) => {
+                    if matches!(self.check().await.0, Next::Stop) {
+                        return Subscription::Stop;
+                    }
+                    // After the snapshot, which clears nothing of this.
+                    if !self
+                        .send(Event::Quiet {
+                            agent: self.agent,
+                            task: self.id.clone(),
+                            since: heard,
+                        })
+                        .await
+                    {
+                        return Subscription::Stop;
+                    }
+                    continue;
+                }
+            };
             match item {
+                Ok(event) if names_another_task(&event, &self.id) => {
+                    tracing::warn!(agent = self.agent, task = %self.id, other = ?event.task_id(),
+                        "ignored an event for another task on this task's stream");
+                }
                 Ok(event) => {
                     delivered += 1;
+                    heard = Timestamp::now();
                     let ev = Event::Update {
                         agent: self.agent,
                         event,
-                        seen: Timestamp::now(),
+                        seen: heard,
                     };
                     if !self.send(ev).await {
-                        return Ok(delivered > 1);
+                        return Subscription::Stop;
+                    }
+                    // Said again once the task surely has a row: a task given by id may have
+                    // none before its snapshot, and the store drops news of unknown tasks.
+                    if delivered == 1 {
+                        self.mode(WatchMode::Streaming).await;
                     }
                 }
                 // An error frame ends this stream, not the task (a2a-js closes an old stream
@@ -144,11 +289,13 @@ impl TaskWatch {
                 }
             }
         }
-        Ok(delivered > 1)
+        Subscription::Closed {
+            progressed: delivered > 1,
+        }
     }
 
-    /// GetTask after a close: the truth, and what to do next.
-    async fn check(&self) -> Next {
+    /// GetTask: the truth, what to do next, and the error if it failed.
+    async fn check(&self) -> (Next, Option<Error>) {
         match self.client.get_task(&self.id, Some(HISTORY)).await {
             Ok(task) => {
                 let class = task.status.state.class();
@@ -160,27 +307,31 @@ impl TaskWatch {
                     })
                     .await
                 {
-                    return Next::Stop;
+                    return (Next::Stop, None);
                 }
-                match class {
+                let next = match class {
                     StateClass::Terminal => {
                         self.mode(WatchMode::Done).await;
                         Next::Stop
                     }
                     StateClass::Active => Next::Resubscribe,
                     StateClass::Interrupted | StateClass::Unknown => Next::Poll,
-                }
+                };
+                (next, None)
             }
             Err(e) if e.is_kind(ErrorKind::TaskNotFound) => {
-                self.error(&e).await;
-                Next::Stop
+                self.send(Event::NotFound {
+                    agent: self.agent,
+                    task: self.id.clone(),
+                    message: e.to_string(),
+                    seen: Timestamp::now(),
+                })
+                .await;
+                (Next::Stop, None)
             }
             Err(e) => {
-                if self.error(&e).await {
-                    Next::Poll
-                } else {
-                    Next::Stop
-                }
+                let next = if self.error(&e).await { Next::Poll } else { Next::Stop };
+                (next, Some(e))
             }
         }
     }

@@ -13,10 +13,10 @@ use tokio::sync::mpsc;
 use crate::demo_client::{TOKEN, start_demo};
 use crate::scenarios::{connect, message, stream_all};
 
-struct Watched {
-    store: Store,
-    events: mpsc::Receiver<Event>,
-    engine: Engine,
+pub(crate) struct Watched {
+    pub store: Store,
+    pub events: mpsc::Receiver<Event>,
+    pub engine: Engine,
 }
 
 fn spec(url: &str, name: &str) -> AgentSpec {
@@ -42,7 +42,7 @@ fn watch(specs: Vec<AgentSpec>) -> Watched {
 
 impl Watched {
     /// Applies events until `done` holds, or fails after the deadline saying what it saw.
-    async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
+    pub(crate) async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         while !done(&self.store) {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {

@@ -4,6 +4,7 @@ mod demo_wire;
 mod engine;
 mod golden;
 mod peers;
+mod recovery;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;
