@@ -132,8 +132,7 @@ impl AnswerBox {
             self.changed = true;
             self.armed_at = now;
             self.error = None;
-            self.notice =
-                Some("The question changed: read it again. Your draft is kept; ⏎ ⏎ sends it to this one.".into());
+            self.notice = Some("The question changed (draft kept): read it, then ⏎ ⏎ answers this one.".into());
         }
     }
 

@@ -855,3 +855,6 @@ fn inbox_and_new_task_forms() {
     );
     assert_eq!(request.message.task_id, None, "a new task");
 }
+
+/// Answers, confirmations and links: what is sent is what the person saw.
+mod answers;
