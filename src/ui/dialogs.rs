@@ -107,16 +107,11 @@ pub struct Confirm {
     pub ask: Ask,
     /// Why it is shown again: it changed before `y`, or the last attempt failed (an error).
     pub note: Option<(String, bool)>,
-    pub sending: Sending,
 }
 
 impl Confirm {
     pub fn new(ask: Ask) -> Confirm {
-        Confirm {
-            ask,
-            note: None,
-            sending: Sending::default(),
-        }
+        Confirm { ask, note: None }
     }
 }
 
@@ -138,13 +133,9 @@ pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &St
     if let Some(reason) = confirm.ask.reason() {
         lines.push(Line::styled(format!(" {reason}"), theme.dim()));
     }
-    match (&confirm.note, confirm.sending.is_busy()) {
-        (_, true) => lines.push(Line::styled(" sending…", theme.dim())),
-        (Some((note, error)), _) => {
-            let colour = if *error { theme.failure } else { theme.interrupted };
-            lines.push(Line::styled(format!(" {}", one_line(note)), Style::new().fg(colour)));
-        }
-        _ => {}
+    if let Some((note, error)) = &confirm.note {
+        let colour = if *error { theme.failure } else { theme.interrupted };
+        lines.push(Line::styled(format!(" {}", one_line(note)), Style::new().fg(colour)));
     }
     lines.push(Line::from(vec![
         Span::styled(" y", bold),

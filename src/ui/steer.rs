@@ -109,10 +109,13 @@ impl Sending {
     }
 }
 
-/// An action whose outcome is reported as a one-line message rather than in a box.
+/// A confirmed action in flight: what was confirmed, when it left, and whether the person
+/// was already told it got no reply (a late failure then changes nothing).
 #[derive(Debug, Clone)]
-struct Reported {
-    what: String,
+struct Confirmed {
+    ask: Ask,
+    sent: Timestamp,
+    given_up: bool,
 }
 
 #[derive(Default)]
@@ -135,7 +138,7 @@ pub struct Steer {
     pub effects: Vec<Effect>,
     /// A one-line message for the footer: text, is it an error, when it was said.
     pub flash: Option<(String, bool, Timestamp)>,
-    reported: HashMap<ActionId, Reported>,
+    confirmed: HashMap<ActionId, Confirmed>,
     next_action: ActionId,
     title_count: Option<usize>,
 }
@@ -257,7 +260,6 @@ impl App {
         if let Some(b) = self.steer.answer.as_mut() {
             b.track(&self.store, now);
         }
-        self.settle_confirm();
         self.settle_new_task();
         self.pop_next_question();
         let waiting = self.store.total_counts().interrupted;
@@ -279,10 +281,18 @@ impl App {
             b.expire(now, timeout);
         }
         let no_reply = format!("No reply from the agent in {}s", timeout.as_secs());
-        if let Some(c) = self.steer.confirm.as_mut()
-            && c.sending.expire(now, timeout)
-        {
-            c.note = Some((format!("{no_reply} · y retries (same messageId)"), true));
+        let late: Vec<Ask> = self
+            .steer
+            .confirmed
+            .values_mut()
+            .filter(|c| !c.given_up && now.duration_since(c.sent) >= timeout)
+            .map(|c| {
+                c.given_up = true;
+                c.ask.clone()
+            })
+            .collect();
+        for ask in late {
+            self.show_again(ask, format!("{no_reply} · y retries (same messageId)"));
         }
         if let Some(form) = self.steer.new_task.as_mut()
             && form.sending.expire(now, timeout)
@@ -291,35 +301,40 @@ impl App {
         }
     }
 
+    /// The outcome of a confirmed action: done is said in the footer; a failure shows the
+    /// confirmation again with the error, for `y` to retry.
     fn report(&mut self, id: ActionId) {
-        let Some(reported) = self.steer.reported.remove(&id) else {
+        let Some(confirmed) = self.steer.confirmed.remove(&id) else {
             return;
         };
         match self.store.action(id).cloned() {
-            Some(ActionOutcome::Done { .. }) => self.flash(format!("{}: done", reported.what), false),
+            Some(ActionOutcome::Done { .. }) => {
+                if self.steer.confirm.as_ref().is_some_and(|c| c.ask == confirmed.ask) {
+                    self.steer.confirm = None;
+                }
+                self.flash(format!("{}: done", confirm_what(&confirmed.ask)), false);
+            }
+            // Already said it got no reply: the retry, if any, reports for itself.
+            Some(ActionOutcome::Failed { .. }) if confirmed.given_up => {}
             Some(ActionOutcome::Failed { message }) => {
-                self.flash(format!("{}: {}", reported.what, one_line(&message)), true);
+                self.show_again(confirmed.ask, format!("{} · y retries", one_line(&message)));
             }
             None => {
-                self.steer.reported.insert(id, reported);
+                self.steer.confirmed.insert(id, confirmed);
             }
         }
     }
 
-    /// An approval, denial or connection answer in flight: done closes the confirmation, a
-    /// failure keeps it open with the error, for `y` to retry.
-    fn settle_confirm(&mut self) {
-        let Some(confirm) = &mut self.steer.confirm else { return };
-        match confirm.sending.settle(&self.store) {
-            Settled::Done(_) => {
-                let what = confirm_what(&confirm.ask);
-                self.steer.confirm = None;
-                self.flash(format!("{what}: done"), false);
-            }
-            Settled::Failed(message) => {
-                confirm.note = Some((format!("{} · y retries", one_line(&message)), true));
-            }
-            Settled::Pending => {}
+    /// Shows a confirmation again with an error, unless another box has the keyboard (then
+    /// the footer says it).
+    fn show_again(&mut self, ask: Ask, error: String) {
+        let free = !self.steer.modal() || self.steer.confirm.as_ref().is_some_and(|c| c.ask == ask);
+        if free {
+            let mut again = Confirm::new(ask);
+            again.note = Some((error, true));
+            self.steer.confirm = Some(again);
+        } else {
+            self.flash(format!("{}: {error}", confirm_what(&ask)), true);
         }
     }
 
@@ -349,12 +364,11 @@ impl App {
             self.quit = true;
             return true;
         }
-        if let Some(confirm) = self.steer.confirm.as_ref() {
-            let busy = confirm.sending.is_busy();
+        if self.steer.confirm.is_some() {
             match key.code {
-                KeyCode::Char('y' | 'Y') if !busy => self.confirmed(true),
-                KeyCode::Char('n' | 'N') if !busy => self.confirmed(false),
-                KeyCode::Esc => self.close_confirm(),
+                KeyCode::Char('y' | 'Y') => self.confirmed(true),
+                KeyCode::Char('n' | 'N') => self.confirmed(false),
+                KeyCode::Esc => self.steer.confirm = None,
                 _ => {}
             }
             return true;
@@ -391,16 +405,6 @@ impl App {
             return true;
         }
         false
-    }
-
-    /// Esc on a confirmation: an answer still in flight is reported in the footer instead.
-    fn close_confirm(&mut self) {
-        if let Some(confirm) = self.steer.confirm.take()
-            && let Some(action) = confirm.sending.current()
-        {
-            let what = confirm_what(&confirm.ask);
-            self.steer.reported.insert(action, Reported { what });
-        }
     }
 
     /// The link picker takes the key map's moves, Enter (details) and Esc (back), and 1-9.
@@ -594,22 +598,17 @@ impl App {
             Ask::Approve { approved, shown, .. } => self.answer_interaction(&key, shown, Answer::Approved(*approved)),
             Ask::Connection { shown, .. } => self.answer_interaction(&key, shown, Answer::Connected(yes)),
         };
-        if let Ask::Cancel { .. } = ask {
-            // A cancel is reported in the footer; an answer keeps its confirmation until done.
-            self.steer.confirm = None;
-            self.steer.reported.insert(
-                action,
-                Reported {
-                    what: confirm_what(&ask),
-                },
-            );
-            return;
-        }
-        let now = self.now;
-        if let Some(c) = self.steer.confirm.as_mut() {
-            c.note = None;
-            c.sending.start(action, now);
-        }
+        // The confirmation closes; its outcome comes back through `report`.
+        self.steer.confirm = None;
+        let sent = self.now;
+        self.steer.confirmed.insert(
+            action,
+            Confirmed {
+                ask,
+                sent,
+                given_up: false,
+            },
+        );
     }
 
     /// Sends the answer to the interaction the confirmation showed.

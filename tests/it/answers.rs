@@ -240,9 +240,24 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
     );
     let confirm = d.app.steer.confirm.as_ref().expect("the new call is shown");
     assert!(format!("{:?}", confirm.ask).contains("delete_repo") && confirm.note.is_some());
-    // What is on screen now can be approved.
+    // What is on screen now can be approved; a refusal shows the confirmation again, with
+    // the error, never a success.
+    agent.held.lock().unwrap().refuse = true;
     d.key(KeyCode::Char('y'));
-    d.until("approved", |app| app.steer.confirm.is_none()).await;
+    d.until("the refusal shown", |app| {
+        app.steer
+            .confirm
+            .as_ref()
+            .is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
+    })
+    .await;
+    assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.0.contains("done")));
+    agent.held.lock().unwrap().refuse = false;
+    d.key(KeyCode::Char('y'));
+    d.until("approved", |app| {
+        app.steer.flash.as_ref().is_some_and(|f| f.0.ends_with(": done"))
+    })
+    .await;
     let received = agent.received();
     assert_eq!(received.len(), 1);
     assert_eq!(received[0]["messageId"], "answer:eff_7:approve");
@@ -294,7 +309,10 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     d.select(TASK);
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
-    d.until("approved", |app| app.steer.confirm.is_none()).await;
+    d.until("approved", |app| {
+        app.steer.flash.as_ref().is_some_and(|f| f.0.ends_with(": done"))
+    })
+    .await;
     let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
     assert_eq!(
         ids,

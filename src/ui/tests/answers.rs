@@ -238,6 +238,17 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     press(&mut app, KeyCode::Char('y'));
     let [(action, retry)] = sent(&mut app).try_into().unwrap();
     assert_eq!(retry.message_id, message.message_id);
+    assert!(app.steer.confirm.is_none(), "closed while the answer travels");
+    // No outcome in time: shown again, saying so; the late outcome still counts.
+    at(&mut app, 31_000);
+    app.on_tick();
+    let note = app
+        .steer
+        .confirm
+        .as_ref()
+        .and_then(|c| c.note.clone())
+        .unwrap_or_default();
+    assert!(note.0.contains("No reply") && note.0.contains("y retries"), "{note:?}");
     outcome(&mut app, action, ActionOutcome::Done { task: None });
     assert!(app.steer.confirm.is_none());
     assert!(
