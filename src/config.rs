@@ -41,6 +41,9 @@ pub struct Config {
     pub bell: Option<bool>,
     /// Send an OSC 9 / OSC 777 desktop notification then (default true).
     pub desktop_notifications: Option<bool>,
+    /// Seconds an answer, approval or new task sent from the dashboard may go without an
+    /// outcome before the box says so and offers a retry with the same messageId (default 30).
+    pub answer_timeout: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -92,6 +95,12 @@ pub fn parse_binding(s: &str) -> Result<Binding, String> {
 impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
         let config: Config = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if config.answer_timeout.is_some_and(|t| !(t > 0.0 && t < 1e9)) {
+            return Err(format!(
+                "{}: answer_timeout must be a positive number of seconds",
+                path.display()
+            ));
+        }
         for (i, a) in config.agent.iter().enumerate() {
             let where_ = format!("{}: [[agent]] #{} ({})", path.display(), i + 1, a.url);
             if let Some(b) = &a.binding {

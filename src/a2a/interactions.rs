@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::INTERACTIONS_EXTENSION;
-use super::types::{Message, Part, Task};
+use super::types::{Message, Part, TaskStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
@@ -76,10 +76,101 @@ pub enum Answer {
     Value(String),
 }
 
+impl Answer {
+    /// What the answer says, for its messageId: two answers that say the same get the same
+    /// key, an approve and a deny never do. A value is keyed by a fingerprint of its text
+    /// (trimmed, the way it is sent), not the text itself, so the id stays short.
+    fn key(&self) -> String {
+        match self {
+            Answer::Approved(true) => "approve".into(),
+            Answer::Approved(false) => "deny".into(),
+            Answer::Connected(true) => "connected".into(),
+            Answer::Connected(false) => "not-connected".into(),
+            Answer::Value(text) => format!("value:{:016x}", fingerprint(text.trim().as_bytes())),
+        }
+    }
+}
+
+/// The answer's messageId, the one rule the CLI (`reply`) and the dashboard share, so the same
+/// answer to the same question sent from both is answered once (the messageId is the answer's
+/// idempotency key: spec section 3.4.3 and the interactions/v1 extension, "The answer"):
+///
+/// - an open interactions/v1 interaction: `answer:<interactionId>:<what>`, where `<what>` is
+///   `approve`, `deny`, `connected`, `not-connected`, or `value:<fingerprint>` for a value;
+/// - any other question (plain INPUT_REQUIRED, or an interaction without an id):
+///   `reply:<taskId>:<question>:<what>`, where `<question>` is the status message's messageId,
+///   else `at<status timestamp>`, else `q<fingerprint of the status message>`.
+///
+/// So a retry of the same answer reuses its id (answered once), while a different answer (a
+/// deny after an approve, an edited text) or another question (a new interaction, a new status
+/// message) gets another id and can never be swallowed as a duplicate of the first. The
+/// fingerprint is 64-bit FNV-1a: stable across builds and machines, which is all it needs.
+pub fn message_id(task_id: &str, status: &TaskStatus, answer: &Answer) -> String {
+    let what = answer.key();
+    let message = status.message.as_ref();
+    if let Some(i) = message.and_then(Interaction::of).filter(|i| !i.id.is_empty()) {
+        return format!("answer:{}:{what}", i.id);
+    }
+    let question = match (message.filter(|m| !m.message_id.is_empty()), status.timestamp) {
+        (Some(m), _) => m.message_id.clone(),
+        (None, Some(at)) => format!("at{}", at.as_microsecond()),
+        (None, None) => format!("q{:016x}", fingerprint_of(&status.message)),
+    };
+    format!("reply:{task_id}:{question}:{what}")
+}
+
+/// 64-bit FNV-1a of some bytes.
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    let mut hasher = Fnv::default();
+    hasher.eat(bytes);
+    hasher.0
+}
+
+/// 64-bit FNV-1a of a value's JSON, written straight into the hash (nothing is allocated).
+pub fn fingerprint_of(value: &impl serde::Serialize) -> u64 {
+    let mut hasher = Fnv::default();
+    // Writing into the hasher cannot fail; a value that does not serialize hashes what it wrote.
+    let _ = serde_json::to_writer(&mut hasher, value);
+    hasher.0
+}
+
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn eat(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+impl std::io::Write for Fnv {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.eat(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The answer message: on the task's taskId and contextId, the extension listed in
 /// `message.extensions` and its metadata carrying the interactionId (third seed, "The answer").
-/// `message_id` is the answer's idempotency key: a retry must reuse it.
-pub fn answer(task: &Task, interaction: &Interaction, answer: &Answer, message_id: &str) -> Message {
+/// `message_id` is the answer's idempotency key (see [`message_id`]): a retry must reuse it.
+pub fn answer(
+    task_id: &str,
+    context_id: &str,
+    interaction: &Interaction,
+    answer: &Answer,
+    message_id: &str,
+) -> Message {
     let (part, field) = match answer {
         Answer::Approved(b) => (Part::data(json!({"approved": b})), ("approved", json!(b))),
         Answer::Connected(b) => (Part::data(json!({"connected": b})), ("value", json!({"connected": b}))),
@@ -93,7 +184,7 @@ pub fn answer(task: &Task, interaction: &Interaction, answer: &Answer, message_i
     meta.insert(field.0.into(), field.1);
     let mut metadata = Map::new();
     metadata.insert(INTERACTIONS_EXTENSION.into(), Value::Object(meta));
-    let mut m = Message::on_task(vec![part], &task.id, &task.context_id);
+    let mut m = Message::on_task(vec![part], task_id, context_id);
     m.message_id = message_id.to_string();
     m.extensions = vec![INTERACTIONS_EXTENSION.to_string()];
     m.metadata = Some(metadata);
@@ -128,13 +219,8 @@ mod tests {
 
     #[test]
     fn answers_carry_the_ids_the_extension_and_the_key() {
-        let task = Task {
-            id: "t1".into(),
-            context_id: "ticket-4821".into(),
-            ..Default::default()
-        };
         let i = Interaction::of(&approval_message()).unwrap();
-        let m = answer(&task, &i, &Answer::Approved(true), "m-2");
+        let m = answer("t1", "ticket-4821", &i, &Answer::Approved(true), "m-2");
         let v = serde_json::to_value(&m).unwrap();
         assert_eq!(
             v,
@@ -146,27 +232,72 @@ mod tests {
 
     #[test]
     fn question_values_are_json_when_they_parse() {
-        let task = Task {
-            id: "t".into(),
-            ..Default::default()
-        };
         let i = Interaction {
             id: "q".into(),
             kind: Kind::Question,
             prompt: "Which repo?".into(),
             detail: Map::new(),
         };
-        let as_json = answer(&task, &i, &Answer::Value("{\"repo\": \"a2a-watch\"}".into()), "m");
+        let as_json = answer("t", "", &i, &Answer::Value("{\"repo\": \"a2a-watch\"}".into()), "m");
         assert_eq!(
             as_json.parts[0].content,
             PartContent::Data(json!({"repo": "a2a-watch"}))
         );
-        let as_text = answer(&task, &i, &Answer::Value("a2a-watch please".into()), "m");
+        let as_text = answer("t", "", &i, &Answer::Value("a2a-watch please".into()), "m");
         assert_eq!(as_text.parts[0].content, PartContent::Text("a2a-watch please".into()));
-        let connected = answer(&task, &i, &Answer::Connected(false), "m");
+        let connected = answer("t", "", &i, &Answer::Connected(false), "m");
         assert_eq!(
             connected.metadata.unwrap()[INTERACTIONS_EXTENSION]["value"],
             json!({"connected": false})
         );
+    }
+
+    #[test]
+    fn the_same_answer_to_the_same_question_has_one_id_and_anything_else_another() {
+        let waiting = |message: Option<Message>, at: Option<jiff::Timestamp>| TaskStatus {
+            state: crate::a2a::TaskState::AuthRequired,
+            message,
+            timestamp: at,
+        };
+        let approval = waiting(Some(approval_message()), None);
+        let id = |status: &TaskStatus, a: Answer| message_id("t1", status, &a);
+        assert_eq!(id(&approval, Answer::Approved(true)), "answer:eff_01J:approve");
+        assert_eq!(id(&approval, Answer::Approved(false)), "answer:eff_01J:deny");
+        assert_eq!(id(&approval, Answer::Connected(false)), "answer:eff_01J:not-connected");
+        let value = id(&approval, Answer::Value("main".into()));
+        assert!(value.starts_with("answer:eff_01J:value:"), "{value}");
+        assert_eq!(value, id(&approval, Answer::Value(" main\n".into())), "trimmed as sent");
+        assert_ne!(value, id(&approval, Answer::Value("dev".into())), "another answer");
+
+        let mut question = Message::agent(vec![Part::text("Which base branch?")]);
+        question.message_id = "s-1".into();
+        let plain = waiting(Some(question.clone()), None);
+        let main = id(&plain, Answer::Value("main".into()));
+        assert!(main.starts_with("reply:t1:s-1:value:"), "{main}");
+        assert_ne!(
+            main,
+            message_id("t2", &plain, &Answer::Value("main".into())),
+            "another task"
+        );
+        // No message id: the status timestamp tells the questions apart, else the message itself.
+        question.message_id.clear();
+        let at = |secs| Some(jiff::Timestamp::from_second(secs).unwrap());
+        let first = id(&waiting(Some(question.clone()), at(100)), Answer::Value("main".into()));
+        assert!(first.starts_with("reply:t1:at100000000:"), "{first}");
+        assert_ne!(
+            first,
+            id(&waiting(Some(question.clone()), at(200)), Answer::Value("main".into()))
+        );
+        let unstamped = id(&waiting(Some(question.clone()), None), Answer::Value("main".into()));
+        question.parts = vec![Part::text("Which release branch?")];
+        assert_ne!(
+            unstamped,
+            id(&waiting(Some(question), None), Answer::Value("main".into()))
+        );
+        // An interaction without an id is keyed by the task's question, never shared across tasks.
+        let mut anonymous = approval_message();
+        anonymous.metadata.as_mut().unwrap()[INTERACTIONS_EXTENSION]["interactionId"] = json!("");
+        let key = id(&waiting(Some(anonymous), at(1)), Answer::Approved(true));
+        assert!(key.starts_with("reply:t1:"), "{key}");
     }
 }

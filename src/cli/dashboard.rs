@@ -68,6 +68,9 @@ fn prefs(config: &Config) -> Prefs {
         auto_popup: config.auto_popup.unwrap_or(d.auto_popup),
         bell: config.bell.unwrap_or(d.bell),
         desktop: config.desktop_notifications.unwrap_or(d.desktop),
+        answer_timeout: config
+            .answer_timeout
+            .map_or(d.answer_timeout, jiff::SignedDuration::from_secs_f64),
     }
 }
 

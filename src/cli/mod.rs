@@ -481,7 +481,9 @@ fn parse_state(s: &str) -> Result<TaskState, Error> {
 }
 
 /// The answer to an interrupted task: text on the same task and context (spec section 3.4.3),
-/// or an interactions/v1 answer. A task that is no longer waiting is not answered.
+/// or an interactions/v1 answer. A task that is no longer waiting is not answered. The
+/// messageId follows the rule the dashboard uses too (`interactions::message_id`), so the same
+/// answer sent from both is answered once; `--message-id` overrides it.
 fn reply_message(
     task: &Task,
     text: Option<String>,
@@ -489,7 +491,6 @@ fn reply_message(
     message_id: Option<String>,
     force: bool,
 ) -> Result<Message, Error> {
-    let message_id = message_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let state = &task.status.state;
     let Some(answer) = answer else {
         if !force && *state != TaskState::InputRequired {
@@ -498,7 +499,10 @@ fn reply_message(
                 task.id
             )));
         }
-        let mut message = Message::on_task(vec![Part::text(text.unwrap_or_default())], &task.id, &task.context_id);
+        let text = text.unwrap_or_default();
+        let message_id = message_id
+            .unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &Answer::Value(text.clone())));
+        let mut message = Message::on_task(vec![Part::text(text)], &task.id, &task.context_id);
         message.message_id = message_id;
         return Ok(message);
     };
@@ -514,7 +518,14 @@ fn reply_message(
             task.id
         )));
     }
-    Ok(interactions::answer(task, &interaction, &answer, &message_id))
+    let message_id = message_id.unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &answer));
+    Ok(interactions::answer(
+        &task.id,
+        &task.context_id,
+        &interaction,
+        &answer,
+        &message_id,
+    ))
 }
 
 /// Sends a message and prints what comes back: one line, or every event with `follow`.

@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph};
 use serde_json::Value;
 
 use super::app::App;
+use super::effects::is_web_link;
 use super::format::{clock, head, line, links, pad, plural, state_name, waited, wrap};
 use super::theme::{Theme, state_glyph};
 use crate::a2a::{Message, Part, PartContent};
@@ -214,10 +215,12 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         Some(m) => {
             page.parts(&m.parts, "");
             for link in links(m) {
-                page.lines.push((
-                    Line::styled(format!("link: {}", line(&link, usize::MAX)), Style::new().fg(t.link)),
-                    6,
-                ));
+                let shown = if is_web_link(&link) {
+                    Line::styled(format!("link: {}", line(&link, usize::MAX)), Style::new().fg(t.link))
+                } else {
+                    Line::styled(format!("not a web link: {}", line(&link, usize::MAX)), t.dim())
+                };
+                page.lines.push((shown, 6));
             }
         }
         None => page.push(Line::styled("(none)", t.dim())),

@@ -9,51 +9,109 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
 use super::format::{fit, short_id, waited};
+use super::keys::{Action, KeyMap};
+use super::steer::Sending;
 use super::theme::{Theme, state_glyph};
-use crate::store::{Store, TaskKey};
+use crate::a2a::interactions::{Interaction, Kind};
+use crate::a2a::{StateClass, TaskState};
+use crate::store::{Store, TaskEntry, TaskKey};
 use crate::text::one_line;
-use crate::watch::ActionId;
 
-/// A question that needs a yes or a no before anything is sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirm {
+/// What a confirmation asks, as it was shown: a `y` answers exactly this, so it carries what
+/// the person saw (the interaction, or the task's state) to compare with the store at `y`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ask {
     Cancel {
         key: TaskKey,
+        state: TaskState,
     },
     /// An interactions/v1 approval: `approved` is what "yes" sends.
     Approve {
         key: TaskKey,
         approved: bool,
+        shown: Interaction,
     },
     /// An interactions/v1 connection request: yes = connected, no = declined.
     Connection {
         key: TaskKey,
+        shown: Interaction,
     },
 }
 
-impl Confirm {
+impl Ask {
     pub fn key(&self) -> &TaskKey {
         match self {
-            Confirm::Cancel { key } | Confirm::Approve { key, .. } | Confirm::Connection { key } => key,
+            Ask::Cancel { key, .. } | Ask::Approve { key, .. } | Ask::Connection { key, .. } => key,
+        }
+    }
+
+    /// What the open interaction of an interrupted task asks: an approval (`approved` is what
+    /// yes sends) or a connection request. Nothing for a question or an out-of-band approval.
+    pub fn interaction(task: &TaskEntry, approved: bool) -> Option<Ask> {
+        if task.class() != StateClass::Interrupted {
+            return None;
+        }
+        let key = task.key.clone();
+        let shown = task.status.message.as_ref().and_then(Interaction::of)?;
+        match shown.kind {
+            Kind::Approval => Some(Ask::Approve { key, approved, shown }),
+            Kind::Connection => Some(Ask::Connection { key, shown }),
+            _ => None,
+        }
+    }
+
+    /// The same question asked about the task as it is now, if it still makes sense.
+    pub fn now(&self, task: &TaskEntry) -> Option<Ask> {
+        match self {
+            Ask::Cancel { .. } => (!task.state().is_terminal()).then(|| Ask::Cancel {
+                key: task.key.clone(),
+                state: task.state().clone(),
+            }),
+            Ask::Approve { approved, .. } => Ask::interaction(task, *approved),
+            Ask::Connection { .. } => Ask::interaction(task, true),
         }
     }
 
     fn question(&self, store: &Store) -> String {
         let key = self.key();
         let agent = one_line(store.agent_name(key.agent));
-        let subject = store
-            .task(key)
-            .and_then(|t| t.status.message.as_ref())
-            .and_then(crate::a2a::interactions::Interaction::of)
-            .map(|i| i.subject().unwrap_or(i.prompt))
-            .map(|s| one_line(&s))
-            .unwrap_or_default();
+        let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
         match self {
-            Confirm::Cancel { .. } => format!("Cancel task {} on {agent}?", short_id(&key.id)),
-            Confirm::Approve { approved: true, .. } => format!("Approve {subject} for {agent}?"),
-            Confirm::Approve { approved: false, .. } => format!("Deny {subject} for {agent}?"),
-            Confirm::Connection { .. } => format!("{agent} asks to connect {subject}. Connected?"),
+            Ask::Cancel { state, .. } => {
+                format!("Cancel task {} ({}) on {agent}?", short_id(&key.id), state.short_name())
+            }
+            Ask::Approve {
+                approved: true, shown, ..
+            } => format!("Approve {} for {agent}?", subject(shown)),
+            Ask::Approve { shown, .. } => format!("Deny {} for {agent}?", subject(shown)),
+            Ask::Connection { shown, .. } => format!("{agent} asks to connect {}. Connected?", subject(shown)),
         }
+    }
+
+    /// The held call's reason, when the agent gave one.
+    fn reason(&self) -> Option<String> {
+        match self {
+            Ask::Approve { shown, .. } | Ask::Connection { shown, .. } => shown
+                .detail
+                .get("reason")
+                .and_then(serde_json::Value::as_str)
+                .map(one_line),
+            Ask::Cancel { .. } => None,
+        }
+    }
+}
+
+/// A question that needs a yes or a no before anything is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    pub ask: Ask,
+    /// Why it is shown again: it changed before `y`, or the last attempt failed (an error).
+    pub note: Option<(String, bool)>,
+}
+
+impl Confirm {
+    pub fn new(ask: Ask) -> Confirm {
+        Confirm { ask, note: None }
     }
 }
 
@@ -69,8 +127,30 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
-    let question = confirm.question(store);
-    let popup = centered(area, (question.chars().count() as u16 + 6).clamp(40, 90), 5);
+    let question = confirm.ask.question(store);
+    let bold = Style::new().fg(theme.title).add_modifier(Modifier::BOLD);
+    let mut lines = vec![Line::raw(format!(" {question}"))];
+    if let Some(reason) = confirm.ask.reason() {
+        lines.push(Line::styled(format!(" {reason}"), theme.dim()));
+    }
+    if let Some((note, error)) = &confirm.note {
+        let colour = if *error { theme.failure } else { theme.interrupted };
+        lines.push(Line::styled(format!(" {}", one_line(note)), Style::new().fg(colour)));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(" y", bold),
+        Span::raw(" yes   "),
+        Span::styled("n", bold),
+        Span::raw(" no   "),
+        Span::styled("esc", bold),
+        Span::raw(" back"),
+    ]));
+    let longest = lines.iter().map(Line::width).max().unwrap_or(0);
+    let popup = centered(
+        area,
+        u16::try_from(longest + 4).unwrap_or(u16::MAX).clamp(40, 90),
+        u16::try_from(lines.len() + 3).unwrap_or(u16::MAX),
+    );
     frame.render_widget(Clear, popup);
     let block = Block::new()
         .borders(Borders::ALL)
@@ -79,17 +159,6 @@ pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &St
             " Confirm ",
             Style::new().fg(theme.interrupted).add_modifier(Modifier::BOLD),
         ));
-    let lines = vec![
-        Line::raw(format!(" {question}")),
-        Line::from(vec![
-            Span::styled(" y", Style::new().fg(theme.title).add_modifier(Modifier::BOLD)),
-            Span::raw(" yes   "),
-            Span::styled("n", Style::new().fg(theme.title).add_modifier(Modifier::BOLD)),
-            Span::raw(" no   "),
-            Span::styled("esc", Style::new().fg(theme.title).add_modifier(Modifier::BOLD)),
-            Span::raw(" back"),
-        ]),
-    ];
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
 
@@ -107,7 +176,7 @@ pub struct NewTask {
     pub context: TextArea<'static>,
     pub field: NewTaskField,
     pub message_id: String,
-    pub sending: Option<ActionId>,
+    pub sending: Sending,
     pub error: Option<String>,
 }
 
@@ -125,7 +194,7 @@ impl NewTask {
             context: ctx,
             field: NewTaskField::Message,
             message_id: uuid::Uuid::new_v4().to_string(),
-            sending: None,
+            sending: Sending::default(),
             error: None,
         }
     }
@@ -193,9 +262,9 @@ pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Stor
             .title(" context id "),
     );
     frame.render_widget(&c, context);
-    let line = match (&form.error, form.sending) {
+    let line = match (&form.error, form.sending.is_busy()) {
         (Some(e), _) => Line::styled(one_line(e), Style::new().fg(theme.failure)),
-        (None, Some(_)) => Line::styled("sending…", theme.dim()),
+        (None, true) => Line::styled("sending…", theme.dim()),
         _ => Line::raw(""),
     };
     frame.render_widget(Paragraph::new(line), status);
@@ -206,6 +275,65 @@ pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Stor
         )),
         hints,
     );
+}
+
+/// An approval with several web links: the person picks the one to open or copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkPick {
+    /// Web links only (`effects::is_web_link`), each shown exactly as it would be used.
+    pub links: Vec<String>,
+    pub open: bool,
+    pub selected: usize,
+}
+
+pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap, theme: &Theme) {
+    let verb = if pick.open { "open" } else { "copy" };
+    let width = area.width.saturating_sub(8).clamp(40, 120);
+    // Each link is shown whole, wrapped: what is shown is exactly what is opened or copied.
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = pick
+        .links
+        .iter()
+        .take(9)
+        .map(|l| (l.chars().count() + 4).div_ceil(inner))
+        .sum();
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX);
+    let popup = centered(area, width, height);
+    frame.render_widget(Clear, popup);
+    let title = format!(
+        " Which link? {}/1-9 {verb} · {} back ",
+        keys.hint(Action::Details),
+        keys.hint(Action::Back)
+    );
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(theme.title))
+        .title(Line::styled(
+            title,
+            Style::new().fg(theme.title).add_modifier(Modifier::BOLD),
+        ));
+    let lines: Vec<Line> = pick
+        .links
+        .iter()
+        .take(9)
+        .enumerate()
+        .map(|(i, link)| {
+            let marker = if i == pick.selected { "▶" } else { " " };
+            let row = Line::from(vec![
+                Span::styled(format!("{marker} {} ", i + 1), Style::new().fg(theme.title)),
+                Span::styled(
+                    link.clone(),
+                    Style::new().fg(theme.link).add_modifier(Modifier::UNDERLINED),
+                ),
+            ]);
+            if i == pick.selected {
+                row.style(Style::new().bg(theme.selection))
+            } else {
+                row
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
 
 /// The interrupt inbox: every task waiting on a person, oldest first.
@@ -270,5 +398,8 @@ pub fn draw_steer(frame: &mut Frame, area: Rect, app: &super::app::App) {
     }
     if let Some(confirm) = &steer.confirm {
         draw_confirm(frame, area, confirm, &app.store, theme);
+    }
+    if let Some(pick) = &steer.pick {
+        draw_link_pick(frame, area, pick, &app.keys, theme);
     }
 }

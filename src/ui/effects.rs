@@ -9,6 +9,25 @@ use base64::Engine as _;
 
 use crate::text::one_line;
 
+/// The longest link opened or copied, in bytes: what browsers and servers take in practice.
+const MAX_LINK: usize = 2048;
+
+/// Is `link` a web link that may be opened or copied: `http` or `https` with a host, as the
+/// `url` crate parses it, and shown exactly as it is (no control, bidi or blank character that
+/// sanitising for the screen would change). Anything else (`file:`, `javascript:`, custom
+/// schemes, bare paths) is only ever shown as text. A link too long to be shown whole is not one.
+pub fn is_web_link(link: &str) -> bool {
+    if link.len() > MAX_LINK {
+        return false;
+    }
+    let lower = link.get(..8).unwrap_or(link).to_ascii_lowercase();
+    let web_scheme = lower.starts_with("http://") || lower.starts_with("https://");
+    let shown_as_is = one_line(link) == link && !link.contains(char::is_whitespace);
+    web_scheme
+        && shown_as_is
+        && url::Url::parse(link).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Title(String),
@@ -29,6 +48,8 @@ pub fn sequence(effect: &Effect) -> Option<String> {
             // OSC 9 (iTerm2, Windows Terminal, kitty) and OSC 777 (rxvt, foot, WezTerm).
             Some(format!("\x1b]9;{text}\x07\x1b]777;notify;a2a-watch;{text}\x07"))
         }
+        // The last line of defence: only web links reach the clipboard (see `is_web_link`).
+        Effect::Copy(text) if !is_web_link(text) => None,
         Effect::Copy(text) => {
             let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
             Some(format!("\x1b]52;c;{encoded}\x07"))
@@ -45,6 +66,9 @@ pub fn perform(effect: &Effect, out: &mut impl Write) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
     }
     match effect {
+        Effect::Open(link) | Effect::Copy(link) if !is_web_link(link) => {
+            Err(format!("not a web link, not opened or copied: {}", one_line(link)))
+        }
         Effect::Copy(text) => {
             // The native clipboard as well, where one exists (not on a headless machine).
             if let Ok(mut clipboard) = arboard::Clipboard::new() {
@@ -75,5 +99,33 @@ mod tests {
             sequence(&Effect::Title("a2a-watch (2 waiting)".into())).unwrap(),
             "\x1b]0;a2a-watch (2 waiting)\x07"
         );
+    }
+
+    #[test]
+    fn only_web_links_are_opened_or_copied() {
+        for ok in ["http://127.0.0.1:41243/approve/1", "https://ops.example/a?b=c#d"] {
+            assert!(is_web_link(ok), "{ok}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "vscode://open?x",
+            "/approve/1",
+            "ops.example/approve",
+            "http://",
+            "https://ops.example/a\u{1b}]52;c;eA==\u{7}",
+            "https://ops.example/\u{202e}gpj.exe",
+            "https://ops.example/a b",
+            "HTTP:/x",
+        ] {
+            assert!(!is_web_link(bad), "{bad:?}");
+            assert_eq!(sequence(&Effect::Copy(bad.into())), None, "{bad:?}");
+            let mut out = Vec::new();
+            for effect in [Effect::Open(bad.into()), Effect::Copy(bad.into())] {
+                let err = perform(&effect, &mut out).unwrap_err();
+                assert!(err.contains("not a web link"), "{err}");
+            }
+            assert!(out.is_empty(), "nothing written for {bad:?}");
+        }
     }
 }

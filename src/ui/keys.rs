@@ -34,7 +34,8 @@ pub enum Action {
     /// interactions/v1: approve the held call (a connection request asks "connected?").
     Approve,
     Deny,
-    /// The selected approval's link: open in the browser, or copy (OSC 52 and the clipboard).
+    /// The selected approval's web link: open in the browser, or copy (OSC 52 and the
+    /// clipboard); with several, a picker (moves, details to choose, back, or 1-9).
     OpenLink,
     CopyLink,
     /// Does nothing: lets a config unbind a default key.
@@ -61,8 +62,8 @@ impl Action {
         (Action::Reply, "answer the selected task"),
         (Action::Approve, "approve (interactions/v1)"),
         (Action::Deny, "deny (interactions/v1)"),
-        (Action::OpenLink, "open the approval's link in the browser"),
-        (Action::CopyLink, "copy the approval's link"),
+        (Action::OpenLink, "open the approval's web link (several: pick one)"),
+        (Action::CopyLink, "copy the approval's web link (several: pick one)"),
         (Action::Cancel, "cancel the selected task"),
         (Action::NewTask, "start a new task"),
         (Action::Help, "this help"),

@@ -123,7 +123,11 @@ async fn event_loop(
         let redraw_at = last_draw + FRAME;
         tokio::select! {
             ev = input.next() => match ev {
-                Some(Ok(ev)) => dirty |= on_terminal_event(app, ev),
+                Some(Ok(ev)) => {
+                    // Keys are judged at the time they arrive (a box that just opened ignores Enter).
+                    app.now = jiff::Timestamp::now();
+                    dirty |= on_terminal_event(app, ev);
+                }
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
@@ -139,13 +143,18 @@ async fn event_loop(
                     }
                     changes.retain(|c| *c != crate::store::Change::Nothing);
                     if !changes.is_empty() {
+                        app.now = jiff::Timestamp::now();
                         app.on_changes(&changes);
                         dirty = true;
                     }
                 }
                 None => engine_open = false,
             },
-            _ = tick.tick() => dirty |= !app.store.is_empty() || app.steer.flash.is_some(),
+            _ = tick.tick() => {
+                app.now = jiff::Timestamp::now();
+                app.on_tick();
+                dirty |= !app.store.is_empty() || app.steer.flash.is_some() || app.steer.modal();
+            }
             () = tokio::time::sleep_until(redraw_at), if dirty => {}
         }
     }

@@ -5,15 +5,16 @@
 use std::collections::{HashMap, HashSet};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
-use super::answer::{AnswerBox, Submit};
+use super::answer::{AnswerBox, Draft, Question, Submit};
 use super::app::{App, Focus};
-use super::dialogs::{Confirm, NewTask, NewTaskField};
-use super::effects::Effect;
-use crate::a2a::interactions::{self, Answer, Interaction, Kind};
+use super::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
+use super::effects::{Effect, is_web_link};
+use super::keys::Action;
+use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
-use crate::store::{Change, TaskEntry, TaskKey};
+use crate::store::{Change, Store, TaskEntry, TaskKey};
 use crate::text::one_line;
 use crate::watch::{ActionId, ActionOutcome, AgentId, Command};
 
@@ -25,6 +26,8 @@ pub struct Prefs {
     pub bell: bool,
     /// OSC 9 / OSC 777 desktop notifications.
     pub desktop: bool,
+    /// How long a send may go without an outcome before the box offers a retry.
+    pub answer_timeout: SignedDuration,
 }
 
 impl Default for Prefs {
@@ -33,14 +36,86 @@ impl Default for Prefs {
             auto_popup: true,
             bell: true,
             desktop: true,
+            answer_timeout: SignedDuration::from_secs(30),
         }
     }
 }
 
-/// An action whose outcome is reported as a one-line message rather than in a box.
+/// The attempts of one send (an answer, an approval, a new task), all with the same messageId.
+/// Only the latest can fail the box; any that went through means the agent has it, even one
+/// given up on after a timeout.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sending {
+    current: Option<(ActionId, Timestamp)>,
+    earlier: Vec<ActionId>,
+}
+
+/// What became of a send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    Pending,
+    /// The agent took it; the task it concerns, when the agent said.
+    Done(Option<String>),
+    Failed(String),
+}
+
+impl Sending {
+    pub fn is_busy(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// The attempt in flight, if any.
+    pub fn current(&self) -> Option<ActionId> {
+        self.current.map(|(id, _)| id)
+    }
+
+    pub fn start(&mut self, action: ActionId, now: Timestamp) {
+        self.current = Some((action, now));
+    }
+
+    pub fn settle(&mut self, store: &Store) -> Settled {
+        let current = self.current();
+        let done = current
+            .iter()
+            .chain(&self.earlier)
+            .find_map(|id| match store.action(*id) {
+                Some(ActionOutcome::Done { task }) => Some(task.clone()),
+                _ => None,
+            });
+        if let Some(task) = done {
+            self.current = None;
+            return Settled::Done(task);
+        }
+        match current.and_then(|id| store.action(id)) {
+            Some(ActionOutcome::Failed { message }) => {
+                self.current = None;
+                Settled::Failed(message.clone())
+            }
+            _ => Settled::Pending,
+        }
+    }
+
+    /// Gives up on the current attempt after `timeout`; true if it did. Its outcome, should it
+    /// come after all, counts only if it went through.
+    pub fn expire(&mut self, now: Timestamp, timeout: SignedDuration) -> bool {
+        match self.current {
+            Some((id, at)) if now.duration_since(at) >= timeout => {
+                self.earlier.push(id);
+                self.current = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A confirmed action in flight: what was confirmed, when it left, and whether the person
+/// was already told it got no reply (a late failure then changes nothing).
 #[derive(Debug, Clone)]
-struct Reported {
-    what: String,
+struct Confirmed {
+    ask: Ask,
+    sent: Timestamp,
+    given_up: bool,
 }
 
 #[derive(Default)]
@@ -49,17 +124,21 @@ pub struct Steer {
     pub answer: Option<AnswerBox>,
     pub confirm: Option<Confirm>,
     pub new_task: Option<NewTask>,
+    /// Several links to choose from.
+    pub pick: Option<LinkPick>,
     /// The inbox is open, with this row selected.
     pub inbox: Option<usize>,
-    /// Questions the user closed with Esc (by task and the time it was asked): not popped again.
-    dismissed: HashSet<(TaskKey, Timestamp)>,
+    /// Questions the user closed with Esc or answered: not popped again.
+    dismissed: HashSet<(TaskKey, Question)>,
+    /// What was typed into a box closed with Esc, by the question it answered.
+    drafts: HashMap<(TaskKey, Question), Draft>,
     /// Commands for the engine, taken by the loop.
     pub outbox: Vec<(AgentId, Command)>,
     /// Terminal side effects, carried out by the loop.
     pub effects: Vec<Effect>,
     /// A one-line message for the footer: text, is it an error, when it was said.
     pub flash: Option<(String, bool, Timestamp)>,
-    reported: HashMap<ActionId, Reported>,
+    confirmed: HashMap<ActionId, Confirmed>,
     next_action: ActionId,
     title_count: Option<usize>,
 }
@@ -74,7 +153,11 @@ impl Steer {
 
     /// Is a box open that takes the keyboard?
     pub fn modal(&self) -> bool {
-        self.answer.is_some() || self.confirm.is_some() || self.new_task.is_some() || self.inbox.is_some()
+        self.answer.is_some()
+            || self.confirm.is_some()
+            || self.new_task.is_some()
+            || self.inbox.is_some()
+            || self.pick.is_some()
     }
 }
 
@@ -113,10 +196,11 @@ impl App {
         }
     }
 
-    /// Opens the input box on an interrupted task.
+    /// Opens the input box on an interrupted task, with the draft kept for its question.
     pub fn open_answer(&mut self, key: &TaskKey) {
         if let Some(task) = self.store.task(key).filter(|t| t.class() == StateClass::Interrupted) {
-            self.steer.answer = Some(AnswerBox::new(task));
+            let draft = self.steer.drafts.remove(&(key.clone(), Question::of(task)));
+            self.steer.answer = Some(AnswerBox::new(task, self.now, draft));
         }
     }
 
@@ -131,7 +215,7 @@ impl App {
             .into_iter()
             .find(|t| {
                 *t.state() == TaskState::InputRequired
-                    && !self.steer.dismissed.contains(&(t.key.clone(), t.state_since))
+                    && !self.steer.dismissed.contains(&(t.key.clone(), Question::of(t)))
             })
             .map(|t| t.key.clone());
         if let Some(key) = next {
@@ -168,12 +252,13 @@ impl App {
         if self.steer.answer.as_mut().is_some_and(|b| b.settle(&self.store)) {
             if let Some(answered) = self.steer.answer.take() {
                 // Answered: this question does not pop up again while the agent takes it in.
-                self.steer.dismissed.insert((answered.key, answered.asked.1));
+                self.steer.dismissed.insert((answered.key, answered.question));
             }
             self.flash("answer sent", false);
         }
+        let now = self.now;
         if let Some(b) = self.steer.answer.as_mut() {
-            b.notice_if_moved_on(&self.store);
+            b.track(&self.store, now);
         }
         self.settle_new_task();
         self.pop_next_question();
@@ -189,27 +274,75 @@ impl App {
         }
     }
 
+    /// The clock moved (`self.now`): sends that got no outcome in time can be retried.
+    pub fn on_tick(&mut self) {
+        let (now, timeout) = (self.now, self.steer.prefs.answer_timeout);
+        if let Some(b) = self.steer.answer.as_mut() {
+            b.expire(now, timeout);
+        }
+        let no_reply = format!("No reply from the agent in {}s", timeout.as_secs());
+        let late: Vec<Ask> = self
+            .steer
+            .confirmed
+            .values_mut()
+            .filter(|c| !c.given_up && now.duration_since(c.sent) >= timeout)
+            .map(|c| {
+                c.given_up = true;
+                c.ask.clone()
+            })
+            .collect();
+        for ask in late {
+            self.show_again(ask, format!("{no_reply} · y retries (same messageId)"));
+        }
+        if let Some(form) = self.steer.new_task.as_mut()
+            && form.sending.expire(now, timeout)
+        {
+            form.error = Some(format!("{no_reply} · ⏎ retries (same messageId)"));
+        }
+    }
+
+    /// The outcome of a confirmed action: done is said in the footer; a failure shows the
+    /// confirmation again with the error, for `y` to retry.
     fn report(&mut self, id: ActionId) {
-        let Some(reported) = self.steer.reported.remove(&id) else {
+        let Some(confirmed) = self.steer.confirmed.remove(&id) else {
             return;
         };
         match self.store.action(id).cloned() {
-            Some(ActionOutcome::Done { .. }) => self.flash(format!("{}: done", reported.what), false),
+            Some(ActionOutcome::Done { .. }) => {
+                if self.steer.confirm.as_ref().is_some_and(|c| c.ask == confirmed.ask) {
+                    self.steer.confirm = None;
+                }
+                self.flash(format!("{}: done", confirm_what(&confirmed.ask)), false);
+            }
+            // Already said it got no reply: the retry, if any, reports for itself.
+            Some(ActionOutcome::Failed { .. }) if confirmed.given_up => {}
             Some(ActionOutcome::Failed { message }) => {
-                self.flash(format!("{}: {}", reported.what, one_line(&message)), true);
+                self.show_again(confirmed.ask, format!("{} · y retries", one_line(&message)));
             }
             None => {
-                self.steer.reported.insert(id, reported);
+                self.steer.confirmed.insert(id, confirmed);
             }
+        }
+    }
+
+    /// Shows a confirmation again with an error, unless another box has the keyboard (then
+    /// the footer says it).
+    fn show_again(&mut self, ask: Ask, error: String) {
+        let free = !self.steer.modal() || self.steer.confirm.as_ref().is_some_and(|c| c.ask == ask);
+        if free {
+            let mut again = Confirm::new(ask);
+            again.note = Some((error, true));
+            self.steer.confirm = Some(again);
+        } else {
+            self.flash(format!("{}: {error}", confirm_what(&ask)), true);
         }
     }
 
     fn settle_new_task(&mut self) {
         let Some(form) = &mut self.steer.new_task else { return };
-        let Some(action) = form.sending else { return };
-        match self.store.action(action) {
-            Some(ActionOutcome::Done { task }) => {
-                let key = task.as_ref().map(|id| TaskKey {
+        match form.sending.settle(&self.store) {
+            Settled::Done(task) => {
+                let key = task.map(|id| TaskKey {
                     agent: form.agent,
                     id: id.as_str().into(),
                 });
@@ -219,11 +352,8 @@ impl App {
                 }
                 self.flash("task started", false);
             }
-            Some(ActionOutcome::Failed { message }) => {
-                form.error = Some(format!("{} · ⏎ retries", one_line(message)));
-                form.sending = None;
-            }
-            None => {}
+            Settled::Failed(message) => form.error = Some(format!("{} · ⏎ retries", one_line(&message))),
+            Settled::Pending => {}
         }
     }
 
@@ -234,14 +364,17 @@ impl App {
             self.quit = true;
             return true;
         }
-        if let Some(confirm) = self.steer.confirm.clone() {
+        if self.steer.confirm.is_some() {
             match key.code {
-                KeyCode::Char('y' | 'Y') => self.confirmed(confirm, true),
-                KeyCode::Char('n' | 'N') => self.confirmed(confirm, false),
-                KeyCode::Esc => {}
-                _ => return true,
+                KeyCode::Char('y' | 'Y') => self.confirmed(true),
+                KeyCode::Char('n' | 'N') => self.confirmed(false),
+                KeyCode::Esc => self.steer.confirm = None,
+                _ => {}
             }
-            self.steer.confirm = None;
+            return true;
+        }
+        if self.steer.pick.is_some() {
+            self.on_pick_key(key);
             return true;
         }
         if self.steer.answer.is_some() {
@@ -274,27 +407,62 @@ impl App {
         false
     }
 
+    /// The link picker takes the key map's moves, Enter (details) and Esc (back), and 1-9.
+    fn on_pick_key(&mut self, key: KeyEvent) {
+        let Some(pick) = self.steer.pick.as_mut() else { return };
+        let last = pick.links.len().min(9).saturating_sub(1);
+        let chosen = match (key.code, self.keys.action(&key)) {
+            (KeyCode::Char(c @ '1'..='9'), _) => c.to_digit(10).map(|d| d as usize - 1).filter(|i| *i <= last),
+            (_, Some(Action::Up)) => {
+                pick.selected = pick.selected.saturating_sub(1);
+                None
+            }
+            (_, Some(Action::Down)) => {
+                pick.selected = (pick.selected + 1).min(last);
+                None
+            }
+            (_, Some(Action::Details)) => Some(pick.selected),
+            (_, Some(Action::Back | Action::Quit)) => {
+                self.steer.pick = None;
+                None
+            }
+            _ => None,
+        };
+        if let Some(i) = chosen
+            && let Some(pick) = self.steer.pick.take()
+            && let Some(link) = pick.links.get(i)
+        {
+            self.use_link(link.clone(), pick.open);
+        }
+    }
+
     fn on_answer_key(&mut self, key: KeyEvent) {
         let newline = key.modifiers.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
         match key.code {
             KeyCode::Esc => {
-                // Later: the question stays in the inbox, and the ones waiting now do not pop up.
+                let Some(boxed) = self.steer.answer.take() else { return };
+                // Later: the draft waits for this question, which stays in the inbox; the
+                // ones waiting now do not pop up.
+                let draft = boxed.draft();
+                if !draft.text.trim().is_empty() || !draft.message_id.is_empty() {
+                    self.steer.drafts.insert((boxed.key, boxed.question), draft);
+                }
                 for t in self.store.interrupts() {
                     if *t.state() == TaskState::InputRequired {
-                        self.steer.dismissed.insert((t.key.clone(), t.state_since));
+                        self.steer.dismissed.insert((t.key.clone(), Question::of(t)));
                     }
                 }
-                self.steer.answer = None;
             }
             KeyCode::Enter if !newline => {
+                let now = self.now;
                 let Some(boxed) = self.steer.answer.as_mut() else {
                     return;
                 };
-                if let Submit::Send(request) = boxed.submit(&self.store) {
+                if let Submit::Send(request) = boxed.submit(&self.store, now) {
                     let agent = boxed.key.agent;
                     let action = self.send(agent, *request);
                     if let Some(b) = self.steer.answer.as_mut() {
-                        b.sending = Some(action);
+                        b.sending.start(action, now);
                     }
                 }
             }
@@ -339,7 +507,7 @@ impl App {
         let Some(form) = self.steer.new_task.as_mut() else {
             return;
         };
-        if form.sending.is_some() {
+        if form.sending.is_busy() {
             return;
         }
         let text = form.message.lines().join("\n");
@@ -360,8 +528,9 @@ impl App {
                 ..Default::default()
             },
         );
+        let now = self.now;
         if let Some(form) = self.steer.new_task.as_mut() {
-            form.sending = Some(action);
+            form.sending.start(action, now);
         }
     }
 
@@ -382,11 +551,40 @@ impl App {
         false
     }
 
-    fn confirmed(&mut self, confirm: Confirm, yes: bool) {
-        let key = confirm.key().clone();
-        let agent = self.store.agent_name(key.agent).to_string();
-        match confirm {
-            Confirm::Cancel { .. } if yes => {
+    /// `y` or `n` on a confirmation: answers what it showed, and only that. If the task moved
+    /// on, nothing is sent; if what it asks changed (another interaction, another held call,
+    /// another state), nothing is sent and the new question is shown instead.
+    fn confirmed(&mut self, yes: bool) {
+        let Some(confirm) = self.steer.confirm.as_ref() else {
+            return;
+        };
+        let ask = confirm.ask.clone();
+        let sends = yes || matches!(ask, Ask::Connection { .. });
+        if !sends {
+            self.steer.confirm = None;
+            return;
+        }
+        let current = self.store.task(ask.key()).and_then(|t| ask.now(t));
+        let Some(current) = current else {
+            self.steer.confirm = None;
+            let now = self
+                .store
+                .task(ask.key())
+                .map_or("gone".to_string(), |t| t.state().short_name().to_string());
+            return self.flash(format!("no longer waiting (now {now}); nothing sent"), true);
+        };
+        if current != ask {
+            let mut shown = Confirm::new(current);
+            shown.note = Some((
+                "It changed before you answered: this is what it asks now.".into(),
+                false,
+            ));
+            self.steer.confirm = Some(shown);
+            return;
+        }
+        let key = ask.key().clone();
+        let action = match &ask {
+            Ask::Cancel { .. } => {
                 let action = self.action_id();
                 self.steer.outbox.push((
                     key.agent,
@@ -395,56 +593,38 @@ impl App {
                         task: key.id.to_string(),
                     },
                 ));
-                let what = format!("cancel {} on {}", super::format::short_id(&key.id), one_line(&agent));
-                self.steer.reported.insert(action, Reported { what });
+                action
             }
-            Confirm::Cancel { .. } => {}
-            Confirm::Approve { approved, .. } if yes => self.answer_interaction(&key, Answer::Approved(approved)),
-            Confirm::Approve { .. } => {}
-            Confirm::Connection { .. } => self.answer_interaction(&key, Answer::Connected(yes)),
-        }
+            Ask::Approve { approved, shown, .. } => self.answer_interaction(&key, shown, Answer::Approved(*approved)),
+            Ask::Connection { shown, .. } => self.answer_interaction(&key, shown, Answer::Connected(yes)),
+        };
+        // The confirmation closes; its outcome comes back through `report`.
+        self.steer.confirm = None;
+        let sent = self.now;
+        self.steer.confirmed.insert(
+            action,
+            Confirmed {
+                ask,
+                sent,
+                given_up: false,
+            },
+        );
     }
 
-    fn answer_interaction(&mut self, key: &TaskKey, answer: Answer) {
-        let Some(task) = self.store.task(key) else { return };
-        let Some(interaction) = task.status.message.as_ref().and_then(Interaction::of) else {
-            return self.flash("the task no longer has an open interaction; nothing sent", true);
+    /// Sends the answer to the interaction the confirmation showed.
+    fn answer_interaction(&mut self, key: &TaskKey, interaction: &Interaction, answer: Answer) -> ActionId {
+        let (context, message_id) = match self.store.task(key) {
+            Some(t) => (t.context.clone(), interactions::message_id(&key.id, &t.status, &answer)),
+            None => (String::new(), String::new()),
         };
-        if task.class() != StateClass::Interrupted {
-            return self.flash(
-                format!("no longer waiting (now {}); nothing sent", task.state().short_name()),
-                true,
-            );
-        }
-        let snapshot = crate::a2a::Task {
-            id: key.id.to_string(),
-            context_id: task.context.clone(),
-            ..Default::default()
-        };
-        // The answer's messageId is its idempotency key (third seed): one per interaction.
-        let message_id = format!("answer:{}", interaction.id);
-        let message = interactions::answer(&snapshot, &interaction, &answer, &message_id);
-        let what = match answer {
-            Answer::Approved(true) => "approve",
-            Answer::Approved(false) => "deny",
-            Answer::Connected(true) => "connected",
-            Answer::Connected(false) => "not connected",
-            Answer::Value(_) => "answer",
-        };
-        let subject = interaction.subject().unwrap_or(interaction.prompt);
-        let action = self.send(
+        let message = interactions::answer(&key.id, &context, interaction, &answer, &message_id);
+        self.send(
             key.agent,
             SendMessageRequest {
                 message,
                 ..Default::default()
             },
-        );
-        self.steer.reported.insert(
-            action,
-            Reported {
-                what: format!("{what} {}", one_line(&subject)),
-            },
-        );
+        )
     }
 
     /// `a` and `d` on an approval; on a connection request `a` asks "connected?".
@@ -452,28 +632,29 @@ impl App {
         let Some(key) = self.target_approval() else {
             return self.flash("no approval is waiting", true);
         };
-        let kind = self
-            .store
-            .task(&key)
-            .and_then(|t| t.status.message.as_ref())
-            .and_then(Interaction::of)
-            .map(|i| i.kind);
-        self.steer.confirm = match kind {
-            Some(Kind::Approval) => Some(Confirm::Approve { key, approved }),
-            Some(Kind::Connection) => Some(Confirm::Connection { key }),
+        let ask = self.store.task(&key).and_then(|t| Ask::interaction(t, approved));
+        match ask {
+            Some(ask) => self.steer.confirm = Some(Confirm::new(ask)),
             // Out-of-band approvals travel outside A2A: open or copy the link instead.
-            _ => {
-                return self.flash(
-                    "this approval happens outside A2A: o opens its link, y copies it",
-                    false,
-                );
-            }
-        };
+            None => self.flash(
+                format!(
+                    "this approval happens outside A2A: {} opens its link, {} copies it",
+                    self.keys.hint(Action::OpenLink),
+                    self.keys.hint(Action::CopyLink)
+                ),
+                false,
+            ),
+        }
     }
 
     pub fn ask_cancel(&mut self) {
         match self.selected_task() {
-            Some(t) if !t.state().is_terminal() => self.steer.confirm = Some(Confirm::Cancel { key: t.key.clone() }),
+            Some(t) if !t.state().is_terminal() => {
+                self.steer.confirm = Some(Confirm::new(Ask::Cancel {
+                    key: t.key.clone(),
+                    state: t.state().clone(),
+                }));
+            }
             Some(t) => {
                 let state = t.state().short_name().to_string();
                 self.flash(format!("the task is {state}: nothing to cancel"), true)
@@ -493,23 +674,47 @@ impl App {
         self.steer.new_task = Some(NewTask::new(agent, &context));
     }
 
-    /// The first link of the target approval: opened, or copied. Never sent to the agent.
+    /// The target approval's web link: opened, or copied; with several, a picker. Never sent
+    /// to the agent. A link that is not a web link is never opened or copied.
     pub fn link_effect(&mut self, open: bool) {
-        let link = self
+        let found = self
             .target_approval()
             .and_then(|k| self.store.task(&k))
             .and_then(|t| t.status.message.as_ref())
-            .and_then(|m| m.links().into_iter().next());
-        match link {
-            Some(link) if open => {
-                self.flash(format!("opening {}", one_line(&link)), false);
-                self.steer.effects.push(Effect::Open(link));
+            .map(super::format::links)
+            .unwrap_or_default();
+        let (web, other): (Vec<String>, Vec<String>) = found.into_iter().partition(|l| is_web_link(l));
+        match (web.len(), other.first()) {
+            (0, Some(other)) => self.flash(
+                format!("not a web link, not opened or copied: {}", one_line(other)),
+                true,
+            ),
+            (0, None) => self.flash("no link in the selected approval", true),
+            (1, _) => self.use_link(web.into_iter().next().unwrap_or_default(), open),
+            _ => {
+                self.steer.pick = Some(LinkPick {
+                    links: web,
+                    open,
+                    selected: 0,
+                });
             }
-            Some(link) => {
-                self.flash(format!("copied {}", one_line(&link)), false);
-                self.steer.effects.push(Effect::Copy(link));
-            }
-            None => self.flash("no link in the selected approval", true),
+        }
+    }
+
+    fn use_link(&mut self, link: String, open: bool) {
+        // Checked once more where it is used: the picker and the single link alike.
+        if !is_web_link(&link) {
+            return self.flash(
+                format!("not a web link, not opened or copied: {}", one_line(&link)),
+                true,
+            );
+        }
+        if open {
+            self.flash(format!("opening {link}"), false);
+            self.steer.effects.push(Effect::Open(link));
+        } else {
+            self.flash(format!("copied {link}"), false);
+            self.steer.effects.push(Effect::Copy(link));
         }
     }
 
@@ -518,6 +723,19 @@ impl App {
             Some((key, StateClass::Interrupted)) => self.open_answer(&key),
             _ => self.flash("the selected task is not waiting for anything", true),
         }
+    }
+}
+
+/// A confirmation's action in a few words, for the footer.
+fn confirm_what(ask: &Ask) -> String {
+    let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
+    match ask {
+        Ask::Cancel { key, .. } => format!("cancel {}", super::format::short_id(&key.id)),
+        Ask::Approve {
+            approved: true, shown, ..
+        } => format!("approve {}", subject(shown)),
+        Ask::Approve { shown, .. } => format!("deny {}", subject(shown)),
+        Ask::Connection { shown, .. } => format!("connect {}", subject(shown)),
     }
 }
 

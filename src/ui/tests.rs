@@ -724,6 +724,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     app.open_answer(&key(REVIEWER, QUESTION));
     type_text(&mut app, "release/2026.10");
     snapshot_sizes("input_box", &mut app);
+    app.now = ts(NOW + 1);
     press(&mut app, KeyCode::Enter);
     let (agent, command) = app.steer.outbox.pop().expect("the answer goes to the engine");
     let crate::watch::Command::Send { action, request } = command else {
@@ -812,8 +813,8 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
         "eff_01J"
     );
     assert_eq!(
-        v["messageId"], "answer:eff_01J",
-        "the idempotency key names the interaction"
+        v["messageId"], "answer:eff_01J:approve",
+        "the idempotency key names the interaction and the answer"
     );
 }
 
@@ -823,7 +824,7 @@ fn cancel_asks_first_naming_the_task() {
     app.selected = Some(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
     let terminal = render(&mut app, 80, 24);
-    assert!(screen_text(terminal.backend().buffer()).contains("Cancel task 3d8f7801 on test-runner?"));
+    assert!(screen_text(terminal.backend().buffer()).contains("Cancel task 3d8f7801 (WORKING) on test-runner?"));
     insta::assert_snapshot!("confirm_cancel_80x24", terminal.backend());
     press(&mut app, KeyCode::Char('n'));
     assert!(
@@ -854,3 +855,6 @@ fn inbox_and_new_task_forms() {
     );
     assert_eq!(request.message.task_id, None, "a new task");
 }
+
+/// Answers, confirmations and links: what is sent is what the person saw.
+mod answers;

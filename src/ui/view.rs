@@ -12,6 +12,7 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap}
 
 use super::app::{App, Focus, Overlay};
 use super::detail;
+use super::effects::is_web_link;
 use super::format::{STATE_NAME, ago, fit, head, line, links, pad, plural, short_id, state_name, waited, width, wrap};
 use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
@@ -534,7 +535,12 @@ fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget:
         found
             .iter()
             .flat_map(|l| {
-                let text = Line::styled(format!("{indent}{}", line(l, usize::MAX)), link_style);
+                // Only a web link looks like one; anything else is text that is never opened.
+                let text = if is_web_link(l) {
+                    Line::styled(format!("{indent}{}", line(l, usize::MAX)), link_style)
+                } else {
+                    Line::styled(format!("{indent}not a web link: {}", line(l, usize::MAX)), t.dim())
+                };
                 wrap(&text, width, 0, LINK_LINES)
             })
             .collect()

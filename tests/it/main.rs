@@ -1,3 +1,4 @@
+mod answers;
 mod cli;
 mod demo_client;
 mod demo_wire;

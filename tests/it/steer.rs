@@ -24,14 +24,14 @@ use crate::scenarios::{connect, message, stream_all};
 
 /// The dashboard without a screen: events into the store, changes into the app, the app's
 /// commands into the engine.
-struct Dash {
-    app: App,
+pub(crate) struct Dash {
+    pub(crate) app: App,
     events: mpsc::Receiver<Event>,
-    engine: Engine,
+    pub(crate) engine: Engine,
 }
 
 impl Dash {
-    fn new(specs: Vec<AgentSpec>) -> Dash {
+    pub(crate) fn new(specs: Vec<AgentSpec>) -> Dash {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
         let (tx, events) = mpsc::channel(256);
         let opts = WatchOptions {
@@ -44,18 +44,19 @@ impl Dash {
             auto_popup: true,
             bell: false,
             desktop: false,
+            ..Prefs::default()
         });
         Dash { app, events, engine }
     }
 
-    async fn flush(&mut self) {
+    pub(crate) async fn flush(&mut self) {
         for (agent, command) in std::mem::take(&mut self.app.steer.outbox) {
             assert!(self.engine.command(agent, command).await, "the agent's task is alive");
         }
         self.app.steer.effects.clear();
     }
 
-    async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
+    pub(crate) async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
             self.flush().await;
@@ -93,11 +94,14 @@ impl Dash {
         }
     }
 
-    fn key(&mut self, code: KeyCode) {
+    /// A key pressed a second after the last one: a person at the keyboard, so the guard
+    /// against Enter right after a box opens never fires here (answers.rs tests it).
+    pub(crate) fn key(&mut self, code: KeyCode) {
+        self.app.now += jiff::SignedDuration::from_secs(1);
         on_terminal_event(&mut self.app, TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     }
 
-    fn type_text(&mut self, text: &str) {
+    pub(crate) fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             self.key(KeyCode::Char(c));
         }
@@ -111,13 +115,13 @@ impl Dash {
             .map(|t| t.state().clone())
     }
 
-    fn select(&mut self, id: &str) {
+    pub(crate) fn select(&mut self, id: &str) {
         let key = self.app.store.tasks().find(|t| &*t.key.id == id).map(|t| t.key.clone());
         self.app.selected = key;
     }
 }
 
-fn spec(url: &str, name: &str) -> AgentSpec {
+pub(crate) fn spec(url: &str, name: &str) -> AgentSpec {
     let mut spec = AgentSpec::new(url);
     spec.name = Some(name.into());
     spec.poll_interval = Duration::from_millis(200);
@@ -139,7 +143,7 @@ async fn until_waiting(client: &a2a_watch::a2a::Client, text: &str) -> String {
     run.task
 }
 
-fn box_for(app: &App) -> Option<String> {
+pub(crate) fn box_for(app: &App) -> Option<String> {
     app.steer.answer.as_ref().map(|b| b.key.id.to_string())
 }
 

@@ -34,10 +34,10 @@ fn unique(what: &str) -> String {
 }
 
 /// A scratch directory for config, state and logs, removed with the guard.
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(what: &str) -> Scratch {
+    pub(crate) fn new(what: &str) -> Scratch {
         let dir = std::env::temp_dir().join(unique(what));
         std::fs::create_dir_all(&dir).expect("a scratch directory");
         Scratch(dir)
@@ -52,7 +52,7 @@ impl Drop for Scratch {
 
 /// One tmux server of our own (its own socket, no user config) with one detached session of a
 /// fixed size; killed, with everything in it, when dropped.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
     session: String,
 }
@@ -110,7 +110,7 @@ impl Tmux {
     }
 
     /// The screen as text; with `colours`, with the escape codes of its colours and attributes.
-    fn capture(&self, colours: bool) -> String {
+    pub(crate) fn capture(&self, colours: bool) -> String {
         let mut args = vec!["capture-pane", "-p", "-t", &self.session];
         if colours {
             args.push("-e");
@@ -118,19 +118,19 @@ impl Tmux {
         self.run(&args)
     }
 
-    fn send_keys(&self, keys: &str) {
+    pub(crate) fn send_keys(&self, keys: &str) {
         self.run(&["send-keys", "-t", &self.session, keys]);
     }
 
     /// A tmux format about the pane, e.g. `#{alternate_on}`.
-    fn pane(&self, format: &str) -> String {
+    pub(crate) fn pane(&self, format: &str) -> String {
         self.run(&["display-message", "-p", "-t", &self.session, format])
             .trim()
             .to_string()
     }
 
     /// Polls the screen until `done` says yes, or fails with the last screen after the deadline.
-    fn wait_for(&self, what: &str, colours: bool, mut done: impl FnMut(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&self, what: &str, colours: bool, mut done: impl FnMut(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture(colours);
@@ -153,8 +153,22 @@ impl Drop for Tmux {
     }
 }
 
+/// Enter in the answer box titled `title`; if it came within the guard after the box opened
+/// (Enter that soon does not send, it may have been typed for something else), once more.
+pub(crate) fn send_answer(tmux: &Tmux, title: &str) {
+    tmux.send_keys("Enter");
+    let screen = tmux.wait_for("the answer sent, or the guard's note", false, |screen| {
+        screen.contains("press ⏎ again") || !screen.contains(title)
+    });
+    if screen.contains("press ⏎ again") {
+        // Past the guard (half a second from the box opening), as a person would be.
+        std::thread::sleep(Duration::from_millis(600));
+        tmux.send_keys("Enter");
+    }
+}
+
 /// Quotes a string for sh.
-fn sh_quote(s: &str) -> String {
+pub(crate) fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
@@ -223,7 +237,7 @@ fn env_for(scratch: &Scratch) -> Vec<(&'static str, String)> {
 }
 
 /// Starts `args` in a `width`x`height` terminal.
-fn start(args: &str, scratch: &Scratch, extra: &[(&str, &str)]) -> Tmux {
+pub(crate) fn start(args: &str, scratch: &Scratch, extra: &[(&str, &str)]) -> Tmux {
     let env = env_for(scratch);
     let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.extend(extra);
@@ -232,7 +246,7 @@ fn start(args: &str, scratch: &Scratch, extra: &[(&str, &str)]) -> Tmux {
 
 /// `q` quits, and the terminal is as it was: canonical mode with echo, the main screen, the
 /// mouse not reported, the cursor shown, and the dashboard gone.
-fn quit_and_check_the_terminal(tmux: &Tmux, alternate_before: &str) {
+pub(crate) fn quit_and_check_the_terminal(tmux: &Tmux, alternate_before: &str) {
     assert_eq!(
         tmux.pane("#{alternate_on}"),
         "1",
@@ -471,7 +485,7 @@ async fn an_answer_typed_into_the_box_completes_the_task() {
         screen.contains("code-reviewer asks") && screen.contains("Which base branch")
     });
     tmux.send_keys("release/2026.10");
-    tmux.send_keys("Enter");
+    send_answer(&tmux, "code-reviewer asks");
     let screen = tmux.wait_for("the completed review", false, |screen| {
         screen.contains("✔ COMPLETED") && screen.contains("review against release/2026.10")
     });
