@@ -119,14 +119,46 @@ impl std::fmt::Debug for Client {
 /// The HTTP stack every client shares; no read timeout, since streams may be quiet for hours
 /// (a2a-js sends no keep-alives, SDK-QUIRKS.md). No `Referer`, and redirects are followed only
 /// within one origin: a credential on the request must not reach a host the user did not name.
+/// Loopback never goes through a proxy (see `system_proxy_except_loopback`).
 pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("a2a-watch/", env!("CARGO_PKG_VERSION")))
         .referer(false)
         .redirect(same_origin_redirects())
+        .proxy(system_proxy_except_loopback())
         .build()
         .map_err(|e| Error::transport("building the HTTP client", e))
+}
+
+/// The system's proxy settings (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, and the OS
+/// settings on macOS and Windows), except for loopback destinations, which are always reached
+/// directly. Plain http to loopback carries credentials in clear because no one else can read
+/// it; through a proxy, the proxy (another process, often another machine) would. With loopback
+/// direct, `insecure` can judge by the URL: plain http to anything else is refused whether or
+/// not a proxy is on the way, unless the user allowed it.
+fn system_proxy_except_loopback() -> reqwest::Proxy {
+    let system = hyper_util::client::proxy::matcher::Matcher::from_system();
+    reqwest::Proxy::custom(move |url| {
+        if auth::is_loopback(url) {
+            return None;
+        }
+        let destination: http::Uri = url.as_str().parse().ok()?;
+        let found = system.intercept(&destination)?;
+        let mut proxy = Url::parse(&found.uri().to_string()).ok()?;
+        // The matcher takes the proxy's own user info apart; reqwest reads it back from the URL.
+        if let Some((user, password)) = found.raw_auth() {
+            let _ = proxy.set_username(user);
+            let _ = proxy.set_password(Some(password));
+        }
+        Some(proxy)
+    })
+}
+
+/// Same origin: scheme, host and port (the default port of the scheme when none is written).
+/// An https URL and an http one never are, so a redirect cannot downgrade a credential.
+pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.origin() == b.origin()
 }
 
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
@@ -137,7 +169,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
         let same_origin = attempt
             .previous()
             .first()
-            .is_none_or(|first| first.origin() == attempt.url().origin());
+            .is_none_or(|first| same_origin(first, attempt.url()));
         if !same_origin {
             attempt.stop()
         } else if attempt.previous().len() > MAX_HOPS {
@@ -215,7 +247,7 @@ impl Client {
         }
         // The card names where requests go; a credential goes only to the origin the user named
         // (a card file names its interfaces itself, as the user chose it).
-        let other_origin = base.as_ref().filter(|b| b.origin() != endpoint.url.origin()).map(|b| {
+        let other_origin = base.as_ref().filter(|b| !same_origin(b, &endpoint.url)).map(|b| {
             format!(
                 "the card at {} sends requests to {}, another origin; a credential goes only to \
                  the origin you named (to trust that card, save it to a file and point at the file)",
@@ -682,6 +714,26 @@ mod tests {
         assert_eq!((e.binding, e.url.as_str()), (Binding::Rest, "http://h:9/rest"));
         let f = choose_endpoint(&c, Some(&base), Some(Binding::JsonRpc)).unwrap();
         assert_eq!((f.binding, f.url.as_str()), (Binding::JsonRpc, "http://h/rpc"));
+    }
+
+    #[test]
+    fn same_origin_is_scheme_host_and_port() {
+        let url = |s: &str| Url::parse(s).unwrap();
+        assert!(same_origin(&url("https://h/a"), &url("https://H:443/b?q")));
+        assert!(same_origin(&url("http://h/"), &url("http://h:80/x")));
+        assert!(
+            !same_origin(&url("https://h/"), &url("http://h/")),
+            "a downgrade to http"
+        );
+        assert!(
+            !same_origin(&url("http://h:8080/"), &url("http://h:8081/")),
+            "another port"
+        );
+        assert!(!same_origin(&url("http://h/"), &url("http://h.evil/")));
+        assert!(
+            !same_origin(&url("file:///a"), &url("file:///a")),
+            "opaque origins never match"
+        );
     }
 
     #[test]

@@ -23,20 +23,20 @@ use crate::scenarios::message;
 
 /// One request as the agent received it.
 #[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    query: String,
-    headers: HeaderMap,
-    body: Value,
+pub(crate) struct Seen {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Value,
 }
 
 impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    fn is_card(&self) -> bool {
+    pub fn is_card(&self) -> bool {
         self.path.starts_with("/.well-known/")
     }
 }
@@ -45,18 +45,18 @@ type Script = dyn Fn(&Seen) -> Option<Response> + Send + Sync;
 
 /// An agent on `ip` that records every request: `script` may answer one itself; otherwise the
 /// card is served at the well-known path and any A2A call gets a plausible answer.
-struct Agent {
-    url: String,
+pub(crate) struct Agent {
+    pub url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Agent {
-    async fn start(card: Value, script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static) -> Agent {
+    pub async fn start(card: Value, script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static) -> Agent {
         Agent::start_on(IpAddr::from([127, 0, 0, 1]), card, script).await
     }
 
-    async fn start_on(
+    pub async fn start_on(
         ip: IpAddr,
         card: Value,
         script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static,
@@ -88,12 +88,12 @@ impl Agent {
         Agent { url, seen, server }
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 
     /// The A2A calls received, without the card requests.
-    fn calls(&self) -> Vec<Seen> {
+    pub fn calls(&self) -> Vec<Seen> {
         self.seen().into_iter().filter(|s| !s.is_card()).collect()
     }
 }
@@ -104,7 +104,7 @@ impl Drop for Agent {
     }
 }
 
-fn task() -> Value {
+pub(crate) fn task() -> Value {
     json!({"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}})
 }
 
@@ -159,7 +159,7 @@ fn rest_operation(seen: &Seen) -> &'static str {
 }
 
 /// A 1.0 card with a JSON-RPC interface at `/a2a` and an HTTP+JSON one at `/rest`.
-fn card(name: &str, extra: Value) -> Value {
+pub(crate) fn card(name: &str, extra: Value) -> Value {
     let mut card = json!({
         "name": name, "description": "d", "version": "1",
         "supportedInterfaces": [
@@ -174,19 +174,19 @@ fn card(name: &str, extra: Value) -> Value {
     card
 }
 
-fn asking(scheme: Value) -> Value {
+pub(crate) fn asking(scheme: Value) -> Value {
     json!({"securitySchemes": {"s": scheme}, "securityRequirements": [{"schemes": {"s": {}}}]})
 }
 
-fn bearer() -> Value {
+pub(crate) fn bearer() -> Value {
     asking(json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}}))
 }
 
-async fn client(url: &str, opts: ClientOptions) -> Result<Client, Error> {
+pub(crate) async fn client(url: &str, opts: ClientOptions) -> Result<Client, Error> {
     Client::connect(url, opts).await
 }
 
-fn with_token(token: &str) -> ClientOptions {
+pub(crate) fn with_token(token: &str) -> ClientOptions {
     ClientOptions {
         token: Some(Secret::new(token)),
         ..ClientOptions::default()
@@ -194,7 +194,7 @@ fn with_token(token: &str) -> ClientOptions {
 }
 
 /// Nothing in any request the agent received holds `secret`: no header, query, or body.
-fn nothing_holds(seen: &[Seen], secret: &str) {
+pub(crate) fn nothing_holds(seen: &[Seen], secret: &str) {
     for s in seen {
         let headers = format!("{:?}", s.headers);
         assert!(
@@ -552,7 +552,7 @@ async fn a_401_names_the_scheme_that_was_used() {
 // ---- refresh after a 401 ----
 
 /// Accepts only `Bearer good-token` on A2A calls; the card is public.
-async fn wants_good_token() -> Agent {
+pub(crate) async fn wants_good_token() -> Agent {
     Agent::start(card("a", bearer()), |s| {
         (!s.is_card() && s.header("authorization") != Some("Bearer good-token"))
             .then(|| StatusCode::UNAUTHORIZED.into_response())
@@ -670,14 +670,14 @@ async fn the_tenant_is_on_every_call_of_both_bindings() {
 
 // ---- the engine, watched ----
 
-struct Watched {
-    store: Store,
+pub(crate) struct Watched {
+    pub store: Store,
     events: mpsc::Receiver<Event>,
-    engine: Engine,
+    pub engine: Engine,
 }
 
 impl Watched {
-    fn start(specs: Vec<AgentSpec>) -> Watched {
+    pub fn start(specs: Vec<AgentSpec>) -> Watched {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
         let (tx, events) = mpsc::channel(256);
         let opts = WatchOptions {
@@ -692,7 +692,7 @@ impl Watched {
     }
 
     /// Applies events until `done` holds, or fails after the deadline saying what it saw.
-    async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
+    pub async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         while !done(&self.store) {
             match tokio::time::timeout(Duration::from_millis(100), self.events.recv()).await {
