@@ -678,12 +678,18 @@ pub(crate) struct Watched {
 
 impl Watched {
     pub fn start(specs: Vec<AgentSpec>) -> Watched {
+        Watched::start_with(
+            specs,
+            WatchOptions {
+                max_backoff: Duration::from_millis(400),
+                ..WatchOptions::default()
+            },
+        )
+    }
+
+    pub fn start_with(specs: Vec<AgentSpec>, opts: WatchOptions) -> Watched {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
         let (tx, events) = mpsc::channel(256);
-        let opts = WatchOptions {
-            max_backoff: Duration::from_millis(400),
-            ..WatchOptions::default()
-        };
         Watched {
             store,
             events,

@@ -5,10 +5,13 @@
 use std::process::Output;
 use std::time::Duration;
 
+use a2a_watch::watch::{AgentSpec, Credential, Health, WatchOptions};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
 use serde_json::json;
 
 use crate::cli::stderr;
-use crate::security::{Agent, card, nothing_holds};
+use crate::security::{Agent, Watched, card, nothing_holds};
 
 /// The environment variables that change where requests go or which token is sent.
 const AMBIENT: [&str; 10] = [
@@ -76,4 +79,110 @@ async fn loopback_agents_are_never_reached_through_a_proxy() {
         !hosts.is_empty() && hosts.iter().all(|h| h == "192.0.2.1:9"),
         "{hosts:?}"
     );
+}
+
+// ---- refresh after a 401 from any call ----
+
+/// A scratch file unique to this test process and `what`.
+fn scratch(what: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("a2a-sec-more-{what}-{}", std::process::id()))
+}
+
+/// A 0.3 agent (no ListTasks) that polls: only `Bearer good-token` gets an answer.
+async fn old_agent_wanting_good_token() -> Agent {
+    let card = json!({
+        "name": "old", "description": "d", "version": "1", "url": "/a2a",
+        "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
+        "capabilities": {"streaming": false},
+        "securitySchemes": {"s": {"type": "http", "scheme": "bearer"}}, "security": [{"s": []}],
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+    });
+    Agent::start(card, |s| {
+        if s.is_card() {
+            return None;
+        }
+        if s.header("authorization") != Some("Bearer good-token") {
+            return Some(StatusCode::UNAUTHORIZED.into_response());
+        }
+        let task = json!({"kind": "task", "id": "t-1", "contextId": "c-1", "status": {"state": "working"}});
+        Some(axum::Json(json!({"jsonrpc": "2.0", "id": s.body["id"], "result": task})).into_response())
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_on_get_task_refreshes_the_token_of_an_agent_that_does_not_list() {
+    let agent = old_agent_wanting_good_token().await;
+    let file = scratch("rotated");
+    std::fs::write(&file, "old-token\n").unwrap();
+    let mut spec = AgentSpec::new(&agent.url);
+    spec.poll_interval = Duration::from_millis(100);
+    spec.tasks = vec!["t-1".into()];
+    spec.credential = Credential::Command(format!("cat {}", file.display()));
+    let mut w = Watched::start(vec![spec]);
+    w.until("GetTask refused", |_| {
+        agent.calls().iter().any(|s| s.body["method"] == "tasks/get")
+    })
+    .await;
+    std::fs::write(&file, "good-token\n").unwrap();
+    w.until("the task read with the new token", |s| {
+        s.tasks().any(|t| &*t.key.id == "t-1")
+    })
+    .await;
+    assert!(
+        agent
+            .calls()
+            .iter()
+            .any(|s| s.body["method"] == "tasks/get" && s.header("authorization") == Some("Bearer good-token"))
+    );
+    w.engine.shutdown().await;
+    std::fs::remove_file(&file).ok();
+}
+
+/// Is process `pid` gone (or a zombie, killed and waiting for its parent to reap it)?
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_command_that_hangs_is_stopped_with_all_it_started_and_its_output_never_shows() {
+    let agent = Agent::start(card("a", crate::security::bearer()), |_| None).await;
+    let pidfile = scratch("pid");
+    std::fs::remove_file(&pidfile).ok();
+    let mut spec = AgentSpec::new(&agent.url);
+    spec.credential = Credential::Command(format!(
+        "printf 'leaked-%s' s3cret; sleep 600 & echo $! > {}; wait",
+        pidfile.display()
+    ));
+    let opts = WatchOptions {
+        token_command_timeout: Duration::from_millis(500),
+        max_backoff: Duration::from_secs(30),
+        ..WatchOptions::default()
+    };
+    let mut w = Watched::start_with(vec![spec], opts);
+    w.until("the timeout on the row", |s| {
+        matches!(&s.agents[0].health, Health::Unauthorized { message } if message.contains("did not finish within"))
+    })
+    .await;
+    let detail = w.store.agents[0].health.detail().unwrap_or_default();
+    assert!(!detail.contains("leaked-s3cret"), "{detail}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !gone(&pid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the command's child {pid} outlived it"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(agent.calls().is_empty(), "nothing was sent without a token");
+    w.engine.shutdown().await;
+    std::fs::remove_file(&pidfile).ok();
 }
