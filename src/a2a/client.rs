@@ -13,7 +13,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::auth::{self, CardAuth, Placement, Secret, Token, TokenSource};
+use super::auth::{self, CardAuth, Given, Placement, Secret, Token, TokenSource};
 use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
@@ -47,6 +47,8 @@ pub struct ClientOptions {
     /// Force JSON-RPC or HTTP+JSON instead of the card's preference.
     pub binding: Option<Binding>,
     pub token: Option<Secret>,
+    /// Which setting gave `token`, for a 401 hint.
+    pub token_from: Given,
     /// The token is offered to several agents (`--token` on a dashboard of many): it goes only to
     /// an agent whose card asks for a credential.
     pub token_shared: bool,
@@ -67,6 +69,7 @@ impl Default for ClientOptions {
             name: None,
             binding: None,
             token: None,
+            token_from: Given::Flag,
             token_shared: false,
             headers: Vec::new(),
             allow_insecure_http: false,
@@ -95,7 +98,8 @@ pub struct Client {
     pub name: String,
     /// The name the user gave, which alone selects `A2A_TOKEN_<NAME>`.
     user_name: Option<String>,
-    token_shared: bool,
+    /// Where a token given in the options came from; refreshed tokens come from there too.
+    given_source: TokenSource,
     /// Behind a lock so a refreshed token reaches every watcher sharing this client.
     token: RwLock<Option<Token>>,
     auth: CardAuth,
@@ -215,7 +219,7 @@ impl Client {
     /// Like `connect`, on a shared HTTP stack (one connection pool for many agents).
     pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
         let user_name = user_name(&opts);
-        let early_token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name);
+        let early_token = auth::find_token(given_token(opts.token.clone(), given_source(&opts)), user_name);
         let label = user_name.unwrap_or(target).to_string();
         // A credential meant for this agent, or an extra header, goes on every request whatever
         // the card says: refuse before connecting at all if the URL named cannot carry it.
@@ -236,7 +240,11 @@ impl Client {
         let user_name = user_name(&opts).map(str::to_string);
         let name = user_name.clone().unwrap_or_else(|| card.name.clone());
         let endpoint = choose_endpoint(&card, base.as_ref(), opts.binding)?;
-        let token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name.as_deref());
+        let given_source = given_source(&opts);
+        let token = auth::find_token(
+            given_token(opts.token.clone(), given_source.clone()),
+            user_name.as_deref(),
+        );
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
             let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.expose())) else {
@@ -264,7 +272,7 @@ impl Client {
             endpoint,
             name,
             user_name,
-            token_shared: opts.token_shared,
+            given_source,
             token: RwLock::new(token),
             headers,
             unsafe_destination,
@@ -285,7 +293,7 @@ impl Client {
     /// (its `token_command` run again, its `token_env` re-read); without one, the environment is
     /// read again. Every watcher sharing this client uses the new token from its next request.
     pub fn refresh_token(&self, given: Option<Secret>) {
-        let token = auth::find_token(given_token(given, self.token_shared), self.user_name.as_deref());
+        let token = auth::find_token(given_token(given, self.given_source.clone()), self.user_name.as_deref());
         *self.token.write().unwrap_or_else(PoisonError::into_inner) = token;
     }
 
@@ -463,8 +471,13 @@ impl Client {
     /// token given for this agent (a shared `A2A_TOKEN` or `--token` is not handed to agents that
     /// never asked).
     fn credential(&self) -> Option<Secret> {
+        self.sent_token().map(|t| t.secret)
+    }
+
+    /// The token that goes on requests, with where it came from.
+    fn sent_token(&self) -> Option<Token> {
         let token = self.token.read().unwrap_or_else(PoisonError::into_inner).clone()?;
-        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token.secret)
+        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token)
     }
 
     /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
@@ -537,6 +550,8 @@ impl Client {
                 asks_for: self.auth.asks_for.clone().or(challenge),
                 env_var: self.token_env_var(),
                 sent_as: self.credential().map(|_| self.placement().describe()),
+                sent_from: self.sent_token().map(|t| t.source),
+                shared_applies: self.auth.placement.is_some(),
             });
         }
         // Overloaded or rate limited, for every call and either binding: the caller waits as
@@ -608,16 +623,18 @@ fn user_name(opts: &ClientOptions) -> Option<&str> {
     opts.name.as_deref().filter(|n| !n.is_empty())
 }
 
-/// The credential given for the agent, as a token meant for it or shared among several.
-fn given_token(secret: Option<Secret>, shared: bool) -> Option<Token> {
-    secret.map(|secret| Token {
-        secret,
-        source: if shared {
-            TokenSource::SharedFlag
-        } else {
-            TokenSource::Explicit
-        },
-    })
+/// Where the options' token came from: meant for this agent, or shared among several.
+fn given_source(opts: &ClientOptions) -> TokenSource {
+    if opts.token_shared {
+        TokenSource::SharedFlag
+    } else {
+        TokenSource::Explicit(opts.token_from.clone())
+    }
+}
+
+/// The credential given for the agent, as a token.
+fn given_token(secret: Option<Secret>, source: TokenSource) -> Option<Token> {
+    secret.map(|secret| Token { secret, source })
 }
 
 /// Bodies larger than this are refused rather than held in memory.

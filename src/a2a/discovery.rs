@@ -101,7 +101,8 @@ pub async fn discover(
             .header("A2A-Version", "1.0")
             .header("Accept", "application/json")
             .timeout(std::time::Duration::from_secs(15));
-        if let Some(t) = token.filter(|t| t.meant_for_this_agent()) {
+        let sent = token.filter(|t| t.meant_for_this_agent());
+        if let Some(t) = sent {
             req = req.bearer_auth(t.secret.expose());
         }
         let fetching = format!("fetching the card from {}", shown_url(candidate));
@@ -116,9 +117,10 @@ pub async fn discover(
                 agent: user_name.unwrap_or(input).to_string(),
                 asks_for: None,
                 env_var: user_name.map(env_var_for),
-                sent_as: token
-                    .is_some_and(Token::meant_for_this_agent)
-                    .then(|| Placement::Bearer.describe()),
+                sent_as: sent.map(|_| Placement::Bearer.describe()),
+                sent_from: sent.map(|t| t.source.clone()),
+                // The card request carries no shared token, whatever the card would ask.
+                shared_applies: false,
             });
         }
         let bytes = super::client::read_body(resp, &format!("card at {candidate}"), CARD_LIMIT).await?;

@@ -580,8 +580,15 @@ fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
     let shared = specs.len() + args.agents.len() > 1;
+    // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
+    if conn.name.is_some() && args.agents.len() > 1 {
+        return Err(Error::Usage(
+            "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
+        ));
+    }
     for arg in &args.agents {
         let (name, url) = parse_agent_arg(arg);
+        let name = name.or_else(|| conn.name.clone());
         let mut spec = AgentSpec::new(url);
         spec.client = ClientOptions {
             name: name.clone(),
@@ -724,6 +731,28 @@ mod tests {
             assert!(!shown.contains("s3cret"), "{shown}");
         }
         assert!(format!("{options:?}").contains("X-Api-Key"), "header names still show");
+    }
+
+    #[test]
+    fn name_names_the_one_agent_and_is_refused_among_several() {
+        let one = cli(&["--name", "ops", "--agent", "http://127.0.0.1:1", "--task", "ops:t-1"]);
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("ops"));
+        assert_eq!(specs[0].client.name.as_deref(), Some("ops"), "it selects A2A_TOKEN_OPS");
+        assert_eq!(specs[0].tasks, ["t-1"]);
+        let own = cli(&["--name", "ops", "--agent", "dev=http://127.0.0.1:1"]);
+        let specs = agent_specs(&own.conn, &own.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("dev"), "NAME= wins");
+        let two = cli(&[
+            "--name",
+            "ops",
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "http://127.0.0.1:2",
+        ]);
+        let err = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap_err();
+        assert!(err.to_string().contains("--agent NAME=URL"), "{err}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Command, Credential, WatchOptions, backoff, refresh_after, wait_after};
-use crate::a2a::auth::Secret;
+use crate::a2a::auth::{Secret, TokenSource};
 use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 
@@ -157,10 +157,13 @@ impl AgentWatcher {
 
     fn health_for(&self, e: &Error, attempt: u32) -> Health {
         match e {
-            Error::Unauthorized { .. } => {
+            Error::Unauthorized { sent_from, .. } => {
                 let mut message = e.to_string();
-                if let Credential::Env(var) = &self.spec.credential {
-                    message.push_str(&format!(" (the config reads {var})"));
+                // The message names a credential that was sent; one that was not, is named here.
+                if let Credential::Env(var) = &self.spec.credential
+                    && !matches!(sent_from, Some(TokenSource::Explicit(_)))
+                {
+                    message.push_str(&format!(" ({var}, which token_env in the config names, is not set)"));
                 }
                 Health::Unauthorized { message }
             }
