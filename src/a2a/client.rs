@@ -550,7 +550,7 @@ impl Client {
                 asks_for: self.auth.asks_for.clone().or(challenge),
                 env_var: self.token_env_var(),
                 sent_as: self.credential().map(|_| self.placement().describe()),
-                sent_from: self.sent_token().map(|t| t.source),
+                sent_from: self.sent_token().map(|t| Box::new(t.source)),
                 shared_applies: self.auth.placement.is_some(),
             });
         }

@@ -118,7 +118,7 @@ pub async fn discover(
                 asks_for: None,
                 env_var: user_name.map(env_var_for),
                 sent_as: sent.map(|_| Placement::Bearer.describe()),
-                sent_from: sent.map(|t| t.source.clone()),
+                sent_from: sent.map(|t| Box::new(t.source.clone())),
                 // The card request carries no shared token, whatever the card would ask.
                 shared_applies: false,
             });

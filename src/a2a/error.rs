@@ -151,7 +151,7 @@ pub enum Error {
     /// HTTP 401/403. Says what the card asks for, how the credential was sent and from which
     /// setting, and what would help: `env_var` is `A2A_TOKEN_<NAME>` for the name the user gave,
     /// `None` when the user gave none (the card's name never selects a credential).
-    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var.as_deref(), sent_as.as_deref(), sent_from.as_ref(), *shared_applies))]
+    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var.as_deref(), sent_as.as_deref(), sent_from.as_deref(), *shared_applies))]
     Unauthorized {
         status: u16,
         agent: String,
@@ -160,7 +160,7 @@ pub enum Error {
         /// How the refused credential was sent (`a Bearer token`, `HTTP Basic`, ...); `None` if none was.
         sent_as: Option<String>,
         /// The setting the refused credential came from; `None` if none was sent.
-        sent_from: Option<TokenSource>,
+        sent_from: Option<Box<TokenSource>>,
         /// Would a shared token (`A2A_TOKEN`, a dashboard-wide `--token`) go on this request? Not
         /// on the card request, nor where the card asks for nothing we can send.
         shared_applies: bool,
@@ -512,7 +512,7 @@ mod tests {
             asks_for: Some("key (API key (header X-Key))".into()),
             env_var: None,
             sent_as: Some("an API key in header X-Key".into()),
-            sent_from: Some(TokenSource::SharedEnv),
+            sent_from: Some(Box::new(TokenSource::SharedEnv)),
             shared_applies: true,
         };
         let msg = e.to_string();
@@ -532,7 +532,7 @@ mod tests {
             asks_for: Some("bearer (HTTP Bearer)".into()),
             env_var: env_var.map(str::to_string),
             sent_as: sent_from.as_ref().map(|_| "a Bearer token".to_string()),
-            sent_from,
+            sent_from: sent_from.map(Box::new),
             shared_applies,
         }
         .to_string()

@@ -161,7 +161,7 @@ impl AgentWatcher {
                 let mut message = e.to_string();
                 // The message names a credential that was sent; one that was not, is named here.
                 if let Credential::Env(var) = &self.spec.credential
-                    && !matches!(sent_from, Some(TokenSource::Explicit(_)))
+                    && !matches!(sent_from.as_deref(), Some(TokenSource::Explicit(_)))
                 {
                     message.push_str(&format!(" ({var}, which token_env in the config names, is not set)"));
                 }
