@@ -220,7 +220,7 @@ impl Client {
     pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
         let user_name = user_name(&opts);
         let early_token = auth::find_token(given_token(opts.token.clone(), given_source(&opts)), user_name);
-        let label = user_name.unwrap_or(target).to_string();
+        let label = user_name.map_or_else(|| discovery::shown_input(target), str::to_string);
         // A credential meant for this agent, or an extra header, goes on every request whatever
         // the card says: refuse before connecting at all if the URL named cannot carry it.
         let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent) || !opts.headers.is_empty();

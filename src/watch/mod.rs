@@ -57,9 +57,11 @@ impl AgentSpec {
         }
     }
 
-    /// What to call the agent before its card is read.
+    /// What to call the agent before its card is read (its URL without what could hold a secret).
     pub fn label(&self) -> String {
-        self.name.clone().unwrap_or_else(|| self.url.clone())
+        self.name
+            .clone()
+            .unwrap_or_else(|| crate::a2a::discovery::shown_input(&self.url))
     }
 }
 

@@ -186,3 +186,38 @@ async fn a_token_command_that_hangs_is_stopped_with_all_it_started_and_its_outpu
     w.engine.shutdown().await;
     std::fs::remove_file(&pidfile).ok();
 }
+
+// ---- what messages echo ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_a_url_are_never_echoed_and_user_info_is_never_sent() {
+    let agent = Agent::start(card("a", json!({})), |s| {
+        (s.path == "/missing.json").then(|| StatusCode::NOT_FOUND.into_response())
+    })
+    .await;
+    let with_user = agent.url.replace("http://", "http://ops:s3cret@");
+    let out = run(&["list", &with_user], &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("user name or password"), "{}", stderr(&out));
+    assert!(agent.seen().is_empty(), "nothing was sent");
+
+    let missing = format!("{}/missing.json?key=s3cret", agent.url);
+    let out = run(&["list", &missing], &[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("/missing.json"), "{}", stderr(&out));
+
+    // A card URL with a key in its query: the `card` command names the source without it.
+    let keyed = format!("{}/.well-known/agent-card.json?key=s3cret", agent.url);
+    let summary = run(&["card", &keyed], &[]).await;
+    assert!(summary.status.success(), "{}", stderr(&summary));
+    let shown = String::from_utf8_lossy(&summary.stdout);
+    assert!(shown.contains("/.well-known/agent-card.json"), "{shown}");
+
+    let refusing = Agent::start(card("b", json!({})), |_| Some(StatusCode::UNAUTHORIZED.into_response())).await;
+    let refused = run(&["list", &format!("{}/c.json?key=s3cret", refusing.url)], &[]).await;
+    assert!(stderr(&refused).contains("401"), "{}", stderr(&refused));
+    for out in [&out, &summary, &refused] {
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(out));
+        assert!(!all.contains("s3cret"), "{all}");
+    }
+}
