@@ -54,6 +54,9 @@ pub struct ClientOptions {
     pub token_shared: bool,
     /// Extra request headers. Their values may be credentials: they follow the same rules.
     pub headers: Vec<(String, Secret)>,
+    /// The headers are offered to several agents (`--header` on a dashboard of many): like a
+    /// shared token, they go only to an agent whose card asks for a credential.
+    pub headers_shared: bool,
     /// Send credentials over plain http to a host that is not loopback.
     pub allow_insecure_http: bool,
     /// Whole-request timeout for calls that are not streams.
@@ -72,6 +75,7 @@ impl Default for ClientOptions {
             token_from: Given::Flag,
             token_shared: false,
             headers: Vec::new(),
+            headers_shared: false,
             allow_insecure_http: false,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
@@ -104,6 +108,7 @@ pub struct Client {
     token: RwLock<Option<Token>>,
     auth: CardAuth,
     headers: HeaderMap,
+    headers_shared: bool,
     /// Why nothing secret may go to the endpoint (another origin, plain http), if so.
     unsafe_destination: Option<String>,
     frame_limit: usize,
@@ -223,7 +228,8 @@ impl Client {
         let label = user_name.map_or_else(|| discovery::shown_input(target), str::to_string);
         // A credential meant for this agent, or an extra header, goes on every request whatever
         // the card says: refuse before connecting at all if the URL named cannot carry it.
-        let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent) || !opts.headers.is_empty();
+        let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent)
+            || (!opts.headers.is_empty() && !opts.headers_shared);
         if meant_for_it
             && let Ok(url) = discovery::parse_url(target)
             && !discovery::is_card_file(target)
@@ -275,6 +281,7 @@ impl Client {
             given_source,
             token: RwLock::new(token),
             headers,
+            headers_shared: opts.headers_shared,
             unsafe_destination,
             frame_limit: opts.frame_limit,
             request_timeout: opts.request_timeout,
@@ -416,7 +423,10 @@ impl Client {
             url.query_pairs_mut()
                 .extend_pairs(wire.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
-        let mut req = self.http.request(wire.method, url).headers(self.headers.clone());
+        let mut req = self.http.request(wire.method, url);
+        if let Some(headers) = self.extra_headers() {
+            req = req.headers(headers.clone());
+        }
         // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
         req = req.header("A2A-Version", self.endpoint.version.label());
         let content_type = match self.endpoint.binding {
@@ -480,6 +490,13 @@ impl Client {
         (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token)
     }
 
+    /// The extra headers, if they go to this agent: always when given for it; when shared among
+    /// several agents, only where the card asks for a credential, like a shared token.
+    fn extra_headers(&self) -> Option<&HeaderMap> {
+        let sent = !self.headers.is_empty() && (!self.headers_shared || self.auth.placement.is_some());
+        sent.then_some(&self.headers)
+    }
+
     /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
     fn placement(&self) -> Placement {
         self.auth.placement.clone().unwrap_or(Placement::Bearer)
@@ -488,7 +505,7 @@ impl Client {
     /// Refuses to send a credential or an extra header to an endpoint that must not get one.
     fn check_destination(&self) -> Result<()> {
         match &self.unsafe_destination {
-            Some(reason) if self.credential().is_some() || !self.headers.is_empty() => Err(Error::Withheld {
+            Some(reason) if self.credential().is_some() || self.extra_headers().is_some() => Err(Error::Withheld {
                 agent: self.name.clone(),
                 reason: reason.clone(),
             }),

@@ -221,3 +221,38 @@ async fn secrets_in_a_url_are_never_echoed_and_user_info_is_never_sent() {
         assert!(!all.contains("s3cret"), "{all}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_header_is_refused_without_echoing_it() {
+    let agent = Agent::start(card("a", json!({})), |_| None).await;
+    let out = run(&["--header", "Authorization Bearer s3cret", "list", &agent.url], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let msg = stderr(&out);
+    assert!(msg.contains("--header") && !msg.contains("s3cret"), "{msg}");
+    assert!(agent.seen().is_empty());
+}
+
+// ---- a dashboard of several agents ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_on_a_dashboard_of_several_go_only_where_the_card_asks() {
+    let asks = Agent::start(card("asks", crate::security::bearer()), |_| None).await;
+    let silent = Agent::start(card("silent", json!({})), |_| None).await;
+    let specs = [&asks, &silent]
+        .map(|a| {
+            let mut spec = AgentSpec::new(&a.url);
+            spec.client.headers = vec![("X-Key".into(), a2a_watch::a2a::auth::Secret::new("hdr-s3cret"))];
+            spec.client.headers_shared = true;
+            spec.poll_interval = Duration::from_millis(100);
+            spec
+        })
+        .to_vec();
+    let mut w = Watched::start(specs);
+    w.until("both listed", |_| {
+        !asks.calls().is_empty() && !silent.calls().is_empty()
+    })
+    .await;
+    assert!(asks.calls().iter().all(|s| s.header("x-key") == Some("hdr-s3cret")));
+    nothing_holds(&silent.seen(), "hdr-s3cret");
+    w.engine.shutdown().await;
+}
