@@ -39,7 +39,7 @@ fn binary(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     cmd
 }
 
-async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let out = tokio::time::timeout(Duration::from_secs(60), binary(args, env).output()).await;
     out.expect("the command finished in time").expect("the binary runs")
 }
