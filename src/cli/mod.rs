@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::a2a::auth::Secret;
+use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{
     Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task,
@@ -321,7 +322,11 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                 status: state.as_deref().map(parse_state).transpose()?,
                 ..ListTasksRequest::default()
             };
-            let tasks = client.list_all_tasks(&req).await?;
+            let Listing { tasks, cut } = client.list_pages(&req, MAX_PAGES).await?;
+            if cut {
+                let agent = crate::text::one_line(&client.name);
+                eprintln!("a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more");
+            }
             if json {
                 for t in &tasks {
                     println!(

@@ -256,3 +256,58 @@ async fn headers_on_a_dashboard_of_several_go_only_where_the_card_asks() {
     nothing_holds(&silent.seen(), "hdr-s3cret");
     w.engine.shutdown().await;
 }
+
+// ---- listings cut at the page limit ----
+
+/// An agent that always has another page, with a new task on each.
+async fn endless_pager() -> Agent {
+    let pages = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    Agent::start(card("endless\u{1b}[2J", json!({})), move |s| {
+        (s.body["method"] == "ListTasks").then(|| {
+            let n = pages.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let task = json!({"id": format!("t-{n}"), "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}});
+            let page = json!({"tasks": [task], "nextPageToken": format!("p-{n}")});
+            axum::Json(json!({"jsonrpc": "2.0", "id": s.body["id"], "result": page})).into_response()
+        })
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_says_on_stderr_when_it_stopped_at_the_page_limit() {
+    let agent = endless_pager().await;
+    let out = run(&["list", &agent.url, "--json"], &[]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let msg = stderr(&out);
+    assert!(msg.contains("stopped at 1000 pages"), "{msg}");
+    assert!(!msg.contains('\u{1b}'), "the agent's name is sanitised: {msg:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_json_health_line_carries_the_listing_cut() {
+    use tokio::io::AsyncBufReadExt;
+    let agent = endless_pager().await;
+    let mut child = binary(&["--json", "--agent", &agent.url], &[])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut health = Vec::new();
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v.get("health").is_some() {
+                assert!(v["listing_cut"].is_boolean(), "{v}");
+                health.push(v.clone());
+                if v["listing_cut"] == true {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+    .await;
+    child.kill().await.ok();
+    assert_eq!(found, Ok(true), "health lines: {health:?}");
+}
