@@ -110,15 +110,21 @@ async fn old_agent_wanting_good_token() -> Agent {
     .await
 }
 
+/// A spec for `agent` whose token_command prints the file returned, which holds `old-token`.
+fn rotating(agent: &Agent, what: &str) -> (AgentSpec, std::path::PathBuf) {
+    let file = scratch(what);
+    std::fs::write(&file, "old-token\n").unwrap();
+    let mut spec = AgentSpec::new(&agent.url);
+    spec.credential = Credential::Command(format!("cat {}", file.display()));
+    (spec, file)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_401_on_get_task_refreshes_the_token_of_an_agent_that_does_not_list() {
     let agent = old_agent_wanting_good_token().await;
-    let file = scratch("rotated");
-    std::fs::write(&file, "old-token\n").unwrap();
-    let mut spec = AgentSpec::new(&agent.url);
+    let (mut spec, file) = rotating(&agent, "rotated");
     spec.poll_interval = Duration::from_millis(100);
     spec.tasks = vec!["t-1".into()];
-    spec.credential = Credential::Command(format!("cat {}", file.display()));
     let mut w = Watched::start(vec![spec]);
     w.until("GetTask refused", |_| {
         agent.calls().iter().any(|s| s.body["method"] == "tasks/get")
@@ -135,6 +141,40 @@ async fn a_401_on_get_task_refreshes_the_token_of_an_agent_that_does_not_list() 
             .iter()
             .any(|s| s.body["method"] == "tasks/get" && s.header("authorization") == Some("Bearer good-token"))
     );
+    w.engine.shutdown().await;
+    std::fs::remove_file(&file).ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_on_a_send_refreshes_the_token_so_the_retry_uses_the_new_one() {
+    use a2a_watch::watch::{ActionOutcome, Command};
+    let agent = old_agent_wanting_good_token().await;
+    let (spec, file) = rotating(&agent, "rotated-send");
+    let mut w = Watched::start(vec![spec]);
+    w.until("connected", |s| s.agents[0].info.is_some()).await;
+    let send = |action| Command::Send {
+        action,
+        request: Box::new(crate::scenarios::message("hi")),
+    };
+    assert!(w.engine.command(0, send(1)).await);
+    w.until("the first send refused", |s| {
+        matches!(s.action(1), Some(ActionOutcome::Failed { .. }))
+    })
+    .await;
+    std::fs::write(&file, "good-token\n").unwrap();
+    // Retried as a person would, until a refresh has picked the new token up.
+    let mut action = 1;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        action += 1;
+        assert!(w.engine.command(0, send(action)).await);
+        w.until("an outcome", |s| s.action(action).is_some()).await;
+        if matches!(w.store.action(action), Some(ActionOutcome::Done { .. })) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "every retry was refused");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     w.engine.shutdown().await;
     std::fs::remove_file(&file).ok();
 }
