@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::a2a::auth::Secret;
+use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, ClientOptions};
 use crate::watch::{AgentSpec, Credential};
 
@@ -145,11 +145,11 @@ impl AgentConfig {
             allow_insecure_http: self.allow_insecure_http,
             ..ClientOptions::default()
         };
-        spec.credential = match (&self.token, &self.token_env, &self.token_command) {
-            (Some(t), _, _) => Credential::Value(t.clone()),
-            (_, Some(var), _) => Credential::Env(var.clone()),
-            (_, _, Some(cmd)) => Credential::Command(cmd.clone()),
-            _ => Credential::Default,
+        (spec.credential, spec.client.token_from) = match (&self.token, &self.token_env, &self.token_command) {
+            (Some(t), _, _) => (Credential::Value(t.clone()), Given::ConfigToken),
+            (_, Some(var), _) => (Credential::Env(var.clone()), Given::ConfigEnv(var.clone())),
+            (_, _, Some(cmd)) => (Credential::Command(cmd.clone()), Given::ConfigCommand),
+            _ => (Credential::Default, Given::default()),
         };
         if let Some(p) = self.poll_interval {
             spec.poll_interval = Duration::from_secs_f64(p);

@@ -31,18 +31,47 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// Which setting gave a credential for one agent, so a refusal names the one to fix.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Given {
+    /// `--token`.
+    #[default]
+    Flag,
+    /// The agent's config entry: `token`.
+    ConfigToken,
+    /// The agent's config entry: `token_env`, naming this variable.
+    ConfigEnv(String),
+    /// The agent's config entry: `token_command`.
+    ConfigCommand,
+}
+
 /// Where a credential came from, so messages can say which knob to turn, and so a credential
 /// meant for one agent is told apart from one offered to every agent that asks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenSource {
     /// `--token` for one agent, or the agent's config entry (`token`, `token_env`, `token_command`).
-    Explicit,
+    Explicit(Given),
     /// `A2A_TOKEN_<NAME>`, NAME given by the user: meant for this agent.
     AgentEnv(String),
     /// `A2A_TOKEN`: for any agent whose card asks for a credential.
     SharedEnv,
     /// `--token` on a dashboard of several agents: for any agent whose card asks.
     SharedFlag,
+}
+
+impl TokenSource {
+    /// The setting, in a 401 hint's words.
+    pub fn describe(&self) -> String {
+        match self {
+            TokenSource::Explicit(Given::Flag) => "--token".into(),
+            TokenSource::Explicit(Given::ConfigToken) => "token in the agent's config entry".into(),
+            TokenSource::Explicit(Given::ConfigEnv(var)) => format!("{var} (token_env in the agent's config entry)"),
+            TokenSource::Explicit(Given::ConfigCommand) => "token_command in the agent's config entry".into(),
+            TokenSource::AgentEnv(var) => var.clone(),
+            TokenSource::SharedEnv => "A2A_TOKEN".into(),
+            TokenSource::SharedFlag => "--token, shared by the dashboard's agents".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -55,7 +84,7 @@ impl Token {
     /// A token meant for this agent may go on the card request, and to an agent whose card asks
     /// for nothing; a shared one only where the card asks.
     pub fn meant_for_this_agent(&self) -> bool {
-        matches!(self.source, TokenSource::Explicit | TokenSource::AgentEnv(_))
+        matches!(self.source, TokenSource::Explicit(_) | TokenSource::AgentEnv(_))
     }
 }
 
@@ -74,19 +103,20 @@ pub fn env_var_for(agent: &str) -> String {
     format!("A2A_TOKEN_{name}")
 }
 
-/// The credential given for the agent, then `A2A_TOKEN_<NAME>`, then `A2A_TOKEN`. `name` is the
-/// name the user gave (`--agent NAME=URL`, `--name`, the config's `name`), never the card's: a
-/// server must not pick which of the user's credentials it receives.
+/// The credential given for the agent, then `A2A_TOKEN_<NAME>`, then a `--token` shared by
+/// several agents, then `A2A_TOKEN`: what is meant for this agent before what is shared. `name`
+/// is the name the user gave (`--agent NAME=URL`, `--name`, the config's `name`), never the
+/// card's: a server must not pick which of the user's credentials it receives.
 pub fn find_token(given: Option<Token>, name: Option<&str>) -> Option<Token> {
-    if given.is_some() {
+    find_token_in(given, name, |var| std::env::var(var).ok())
+}
+
+/// `find_token` over any environment.
+fn find_token_in(given: Option<Token>, name: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Option<Token> {
+    if given.as_ref().is_some_and(Token::meant_for_this_agent) {
         return given;
     }
-    let from_env = |var: &str| {
-        std::env::var(var)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(Secret::new)
-    };
+    let from_env = |var: &str| env(var).filter(|v| !v.trim().is_empty()).map(Secret::new);
     if let Some(var) = name.filter(|n| !n.is_empty()).map(env_var_for)
         && let Some(secret) = from_env(&var)
     {
@@ -95,9 +125,11 @@ pub fn find_token(given: Option<Token>, name: Option<&str>) -> Option<Token> {
             source: TokenSource::AgentEnv(var),
         });
     }
-    from_env("A2A_TOKEN").map(|secret| Token {
-        secret,
-        source: TokenSource::SharedEnv,
+    given.or_else(|| {
+        from_env("A2A_TOKEN").map(|secret| Token {
+            secret,
+            source: TokenSource::SharedEnv,
+        })
     })
 }
 
@@ -222,9 +254,45 @@ mod tests {
         assert_eq!(format!("{s:?}"), "Secret(***)");
         let t = Token {
             secret: s,
-            source: TokenSource::Explicit,
+            source: TokenSource::Explicit(Given::Flag),
         };
         assert!(!format!("{t:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn what_is_meant_for_the_agent_comes_before_what_is_shared() {
+        let token = |secret: &str, source| Token {
+            secret: Secret::new(secret),
+            source,
+        };
+        let both = |var: &str| match var {
+            "A2A_TOKEN_OPS" => Some("own".to_string()),
+            "A2A_TOKEN" => Some("everyone".to_string()),
+            _ => None,
+        };
+        let found = |given, env: &dyn Fn(&str) -> Option<String>| {
+            find_token_in(given, Some("ops"), env).map(|t| (t.secret, t.source))
+        };
+        assert_eq!(
+            found(Some(token("flag", TokenSource::Explicit(Given::Flag))), &both),
+            Some((Secret::new("flag"), TokenSource::Explicit(Given::Flag))),
+            "a token given for this agent wins"
+        );
+        assert_eq!(
+            found(Some(token("shared", TokenSource::SharedFlag)), &both),
+            Some((Secret::new("own"), TokenSource::AgentEnv("A2A_TOKEN_OPS".into()))),
+            "the agent's own variable wins over a --token shared by several"
+        );
+        let shared_only = |var: &str| (var == "A2A_TOKEN").then(|| "everyone".to_string());
+        assert_eq!(
+            found(Some(token("shared", TokenSource::SharedFlag)), &shared_only),
+            Some((Secret::new("shared"), TokenSource::SharedFlag)),
+            "a shared --token before A2A_TOKEN"
+        );
+        assert_eq!(
+            found(None, &shared_only),
+            Some((Secret::new("everyone"), TokenSource::SharedEnv))
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::auth::{self, CardAuth, Placement, Secret, Token, TokenSource};
+use super::auth::{self, CardAuth, Given, Placement, Secret, Token, TokenSource};
 use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
@@ -47,11 +47,16 @@ pub struct ClientOptions {
     /// Force JSON-RPC or HTTP+JSON instead of the card's preference.
     pub binding: Option<Binding>,
     pub token: Option<Secret>,
+    /// Which setting gave `token`, for a 401 hint.
+    pub token_from: Given,
     /// The token is offered to several agents (`--token` on a dashboard of many): it goes only to
     /// an agent whose card asks for a credential.
     pub token_shared: bool,
     /// Extra request headers. Their values may be credentials: they follow the same rules.
     pub headers: Vec<(String, Secret)>,
+    /// The headers are offered to several agents (`--header` on a dashboard of many): like a
+    /// shared token, they go only to an agent whose card asks for a credential.
+    pub headers_shared: bool,
     /// Send credentials over plain http to a host that is not loopback.
     pub allow_insecure_http: bool,
     /// Whole-request timeout for calls that are not streams.
@@ -67,8 +72,10 @@ impl Default for ClientOptions {
             name: None,
             binding: None,
             token: None,
+            token_from: Given::Flag,
             token_shared: false,
             headers: Vec::new(),
+            headers_shared: false,
             allow_insecure_http: false,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
@@ -95,11 +102,13 @@ pub struct Client {
     pub name: String,
     /// The name the user gave, which alone selects `A2A_TOKEN_<NAME>`.
     user_name: Option<String>,
-    token_shared: bool,
+    /// Where a token given in the options came from; refreshed tokens come from there too.
+    given_source: TokenSource,
     /// Behind a lock so a refreshed token reaches every watcher sharing this client.
     token: RwLock<Option<Token>>,
     auth: CardAuth,
     headers: HeaderMap,
+    headers_shared: bool,
     /// Why nothing secret may go to the endpoint (another origin, plain http), if so.
     unsafe_destination: Option<String>,
     frame_limit: usize,
@@ -119,14 +128,46 @@ impl std::fmt::Debug for Client {
 /// The HTTP stack every client shares; no read timeout, since streams may be quiet for hours
 /// (a2a-js sends no keep-alives, SDK-QUIRKS.md). No `Referer`, and redirects are followed only
 /// within one origin: a credential on the request must not reach a host the user did not name.
+/// Loopback never goes through a proxy (see `system_proxy_except_loopback`).
 pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("a2a-watch/", env!("CARGO_PKG_VERSION")))
         .referer(false)
         .redirect(same_origin_redirects())
+        .proxy(system_proxy_except_loopback())
         .build()
         .map_err(|e| Error::transport("building the HTTP client", e))
+}
+
+/// The system's proxy settings (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`, and the OS
+/// settings on macOS and Windows), except for loopback destinations, which are always reached
+/// directly. Plain http to loopback carries credentials in clear because no one else can read
+/// it; through a proxy, the proxy (another process, often another machine) would. With loopback
+/// direct, `insecure` can judge by the URL: plain http to anything else is refused whether or
+/// not a proxy is on the way, unless the user allowed it.
+fn system_proxy_except_loopback() -> reqwest::Proxy {
+    let system = hyper_util::client::proxy::matcher::Matcher::from_system();
+    reqwest::Proxy::custom(move |url| {
+        if auth::is_loopback(url) {
+            return None;
+        }
+        let destination: http::Uri = url.as_str().parse().ok()?;
+        let found = system.intercept(&destination)?;
+        let mut proxy = Url::parse(&found.uri().to_string()).ok()?;
+        // The matcher takes the proxy's own user info apart; reqwest reads it back from the URL.
+        if let Some((user, password)) = found.raw_auth() {
+            let _ = proxy.set_username(user);
+            let _ = proxy.set_password(Some(password));
+        }
+        Some(proxy)
+    })
+}
+
+/// Same origin: scheme, host and port (the default port of the scheme when none is written).
+/// An https URL and an http one never are, so a redirect cannot downgrade a credential.
+pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.origin() == b.origin()
 }
 
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
@@ -137,7 +178,7 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
         let same_origin = attempt
             .previous()
             .first()
-            .is_none_or(|first| first.origin() == attempt.url().origin());
+            .is_none_or(|first| same_origin(first, attempt.url()));
         if !same_origin {
             attempt.stop()
         } else if attempt.previous().len() > MAX_HOPS {
@@ -183,11 +224,12 @@ impl Client {
     /// Like `connect`, on a shared HTTP stack (one connection pool for many agents).
     pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
         let user_name = user_name(&opts);
-        let early_token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name);
-        let label = user_name.unwrap_or(target).to_string();
+        let early_token = auth::find_token(given_token(opts.token.clone(), given_source(&opts)), user_name);
+        let label = user_name.map_or_else(|| discovery::shown_input(target), str::to_string);
         // A credential meant for this agent, or an extra header, goes on every request whatever
         // the card says: refuse before connecting at all if the URL named cannot carry it.
-        let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent) || !opts.headers.is_empty();
+        let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent)
+            || (!opts.headers.is_empty() && !opts.headers_shared);
         if meant_for_it
             && let Ok(url) = discovery::parse_url(target)
             && !discovery::is_card_file(target)
@@ -204,7 +246,11 @@ impl Client {
         let user_name = user_name(&opts).map(str::to_string);
         let name = user_name.clone().unwrap_or_else(|| card.name.clone());
         let endpoint = choose_endpoint(&card, base.as_ref(), opts.binding)?;
-        let token = auth::find_token(given_token(opts.token.clone(), opts.token_shared), user_name.as_deref());
+        let given_source = given_source(&opts);
+        let token = auth::find_token(
+            given_token(opts.token.clone(), given_source.clone()),
+            user_name.as_deref(),
+        );
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
             let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.expose())) else {
@@ -215,7 +261,7 @@ impl Client {
         }
         // The card names where requests go; a credential goes only to the origin the user named
         // (a card file names its interfaces itself, as the user chose it).
-        let other_origin = base.as_ref().filter(|b| b.origin() != endpoint.url.origin()).map(|b| {
+        let other_origin = base.as_ref().filter(|b| !same_origin(b, &endpoint.url)).map(|b| {
             format!(
                 "the card at {} sends requests to {}, another origin; a credential goes only to \
                  the origin you named (to trust that card, save it to a file and point at the file)",
@@ -232,9 +278,10 @@ impl Client {
             endpoint,
             name,
             user_name,
-            token_shared: opts.token_shared,
+            given_source,
             token: RwLock::new(token),
             headers,
+            headers_shared: opts.headers_shared,
             unsafe_destination,
             frame_limit: opts.frame_limit,
             request_timeout: opts.request_timeout,
@@ -253,7 +300,7 @@ impl Client {
     /// (its `token_command` run again, its `token_env` re-read); without one, the environment is
     /// read again. Every watcher sharing this client uses the new token from its next request.
     pub fn refresh_token(&self, given: Option<Secret>) {
-        let token = auth::find_token(given_token(given, self.token_shared), self.user_name.as_deref());
+        let token = auth::find_token(given_token(given, self.given_source.clone()), self.user_name.as_deref());
         *self.token.write().unwrap_or_else(PoisonError::into_inner) = token;
     }
 
@@ -376,7 +423,10 @@ impl Client {
             url.query_pairs_mut()
                 .extend_pairs(wire.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
-        let mut req = self.http.request(wire.method, url).headers(self.headers.clone());
+        let mut req = self.http.request(wire.method, url);
+        if let Some(headers) = self.extra_headers() {
+            req = req.headers(headers.clone());
+        }
         // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
         req = req.header("A2A-Version", self.endpoint.version.label());
         let content_type = match self.endpoint.binding {
@@ -431,8 +481,20 @@ impl Client {
     /// token given for this agent (a shared `A2A_TOKEN` or `--token` is not handed to agents that
     /// never asked).
     fn credential(&self) -> Option<Secret> {
+        self.sent_token().map(|t| t.secret)
+    }
+
+    /// The token that goes on requests, with where it came from.
+    fn sent_token(&self) -> Option<Token> {
         let token = self.token.read().unwrap_or_else(PoisonError::into_inner).clone()?;
-        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token.secret)
+        (self.auth.placement.is_some() || token.meant_for_this_agent()).then_some(token)
+    }
+
+    /// The extra headers, if they go to this agent: always when given for it; when shared among
+    /// several agents, only where the card asks for a credential, like a shared token.
+    fn extra_headers(&self) -> Option<&HeaderMap> {
+        let sent = !self.headers.is_empty() && (!self.headers_shared || self.auth.placement.is_some());
+        sent.then_some(&self.headers)
     }
 
     /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
@@ -443,7 +505,7 @@ impl Client {
     /// Refuses to send a credential or an extra header to an endpoint that must not get one.
     fn check_destination(&self) -> Result<()> {
         match &self.unsafe_destination {
-            Some(reason) if self.credential().is_some() || !self.headers.is_empty() => Err(Error::Withheld {
+            Some(reason) if self.credential().is_some() || self.extra_headers().is_some() => Err(Error::Withheld {
                 agent: self.name.clone(),
                 reason: reason.clone(),
             }),
@@ -505,6 +567,8 @@ impl Client {
                 asks_for: self.auth.asks_for.clone().or(challenge),
                 env_var: self.token_env_var(),
                 sent_as: self.credential().map(|_| self.placement().describe()),
+                sent_from: self.sent_token().map(|t| Box::new(t.source)),
+                shared_applies: self.auth.placement.is_some(),
             });
         }
         // Overloaded or rate limited, for every call and either binding: the caller waits as
@@ -576,16 +640,18 @@ fn user_name(opts: &ClientOptions) -> Option<&str> {
     opts.name.as_deref().filter(|n| !n.is_empty())
 }
 
-/// The credential given for the agent, as a token meant for it or shared among several.
-fn given_token(secret: Option<Secret>, shared: bool) -> Option<Token> {
-    secret.map(|secret| Token {
-        secret,
-        source: if shared {
-            TokenSource::SharedFlag
-        } else {
-            TokenSource::Explicit
-        },
-    })
+/// Where the options' token came from: meant for this agent, or shared among several.
+fn given_source(opts: &ClientOptions) -> TokenSource {
+    if opts.token_shared {
+        TokenSource::SharedFlag
+    } else {
+        TokenSource::Explicit(opts.token_from.clone())
+    }
+}
+
+/// The credential given for the agent, as a token.
+fn given_token(secret: Option<Secret>, source: TokenSource) -> Option<Token> {
+    secret.map(|secret| Token { secret, source })
 }
 
 /// Bodies larger than this are refused rather than held in memory.
@@ -682,6 +748,26 @@ mod tests {
         assert_eq!((e.binding, e.url.as_str()), (Binding::Rest, "http://h:9/rest"));
         let f = choose_endpoint(&c, Some(&base), Some(Binding::JsonRpc)).unwrap();
         assert_eq!((f.binding, f.url.as_str()), (Binding::JsonRpc, "http://h/rpc"));
+    }
+
+    #[test]
+    fn same_origin_is_scheme_host_and_port() {
+        let url = |s: &str| Url::parse(s).unwrap();
+        assert!(same_origin(&url("https://h/a"), &url("https://H:443/b?q")));
+        assert!(same_origin(&url("http://h/"), &url("http://h:80/x")));
+        assert!(
+            !same_origin(&url("https://h/"), &url("http://h/")),
+            "a downgrade to http"
+        );
+        assert!(
+            !same_origin(&url("http://h:8080/"), &url("http://h:8081/")),
+            "another port"
+        );
+        assert!(!same_origin(&url("http://h/"), &url("http://h.evil/")));
+        assert!(
+            !same_origin(&url("file:///a"), &url("file:///a")),
+            "opaque origins never match"
+        );
     }
 
     #[test]

@@ -25,7 +25,9 @@ pub struct Discovered {
     pub base: Option<Url>,
 }
 
-/// Parses what a user typed as a URL, adding `http://` to a bare `host:port`.
+/// Parses what a user typed as a URL, adding `http://` to a bare `host:port`. A user name or
+/// password in it is refused: HTTP clients turn it into `Authorization: Basic` on every request,
+/// where none of the checks on credentials (origin, plain http) would see it.
 pub fn parse_url(input: &str) -> Result<Url> {
     let trimmed = input.trim();
     let with_scheme = if trimmed.contains("://") {
@@ -33,7 +35,25 @@ pub fn parse_url(input: &str) -> Result<Url> {
     } else {
         format!("http://{trimmed}")
     };
-    Url::parse(&with_scheme).map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))
+    let url = Url::parse(&with_scheme)
+        .map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Error::Usage(format!(
+            "{} has a user name or password in it; nothing sent: give the credential with --token \
+             (sent as HTTP Basic where the card asks for it, user:password), --header, or the config",
+            shown_url(&url)
+        )));
+    }
+    Ok(url)
+}
+
+/// What the user typed, as messages show it: a card file's path, or the URL without what could
+/// hold a secret (query, fragment).
+pub fn shown_input(input: &str) -> String {
+    if is_card_file(input) {
+        return input.to_string();
+    }
+    parse_url(input).map_or_else(|_| input.to_string(), |url| shown_url(&url))
 }
 
 /// The URLs to try, in order: the card URL itself, or the well-known paths under the given
@@ -101,7 +121,8 @@ pub async fn discover(
             .header("A2A-Version", "1.0")
             .header("Accept", "application/json")
             .timeout(std::time::Duration::from_secs(15));
-        if let Some(t) = token.filter(|t| t.meant_for_this_agent()) {
+        let sent = token.filter(|t| t.meant_for_this_agent());
+        if let Some(t) = sent {
             req = req.bearer_auth(t.secret.expose());
         }
         let fetching = format!("fetching the card from {}", shown_url(candidate));
@@ -113,17 +134,19 @@ pub async fn discover(
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(Error::Unauthorized {
                 status: status.as_u16(),
-                agent: user_name.unwrap_or(input).to_string(),
+                agent: user_name.map_or_else(|| shown_url(&url), str::to_string),
                 asks_for: None,
                 env_var: user_name.map(env_var_for),
-                sent_as: token
-                    .is_some_and(Token::meant_for_this_agent)
-                    .then(|| Placement::Bearer.describe()),
+                sent_as: sent.map(|_| Placement::Bearer.describe()),
+                sent_from: sent.map(|t| Box::new(t.source.clone())),
+                // The card request carries no shared token, whatever the card would ask.
+                shared_applies: false,
             });
         }
-        let bytes = super::client::read_body(resp, &format!("card at {candidate}"), CARD_LIMIT).await?;
+        let shown = shown_url(candidate);
+        let bytes = super::client::read_body(resp, &format!("card at {shown}"), CARD_LIMIT).await?;
         if !status.is_success() {
-            last = format!("HTTP {} at {candidate}", status.as_u16());
+            last = format!("HTTP {} at {shown}", status.as_u16());
             continue;
         }
         match serde_json::from_slice::<AgentCard>(&bytes) {
@@ -131,15 +154,15 @@ pub async fn discover(
             Ok(card) if !card.name.is_empty() || !card.interfaces().is_empty() => {
                 return Ok(Discovered {
                     card,
-                    source: candidate.to_string(),
+                    source: shown,
                     base: Some(candidate.clone()),
                 });
             }
-            Ok(_) => last = format!("{candidate} is JSON but not an agent card"),
-            Err(e) => last = format!("{candidate} is not an agent card ({e}): {}", excerpt(&bytes)),
+            Ok(_) => last = format!("{shown} is JSON but not an agent card"),
+            Err(e) => last = format!("{shown} is not an agent card ({e}): {}", excerpt(&bytes)),
         }
     }
-    let tried: Vec<String> = tries.iter().map(Url::to_string).collect();
+    let tried: Vec<String> = tries.iter().map(shown_url).collect();
     Err(Error::CardNotFound {
         tried: tried.join(", "),
         last,
@@ -176,6 +199,22 @@ mod tests {
                 "https://h/.well-known/agent.json"
             ]
         );
+    }
+
+    #[test]
+    fn user_info_in_a_url_is_refused_without_showing_it() {
+        for input in [
+            "http://u:s3cret@h:8/",
+            "https://s3cret@h/card.json",
+            "u:s3cret@127.0.0.1:9",
+        ] {
+            let err = parse_url(input).unwrap_err().to_string();
+            assert!(
+                err.contains("user name or password") && !err.contains("s3cret"),
+                "{err}"
+            );
+        }
+        assert_eq!(shown_input("https://h/c.json?key=s3cret#x"), "https://h/c.json");
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::auth::TokenSource;
+
 /// The A2A error kinds (spec section 5.4) and the JSON-RPC standard ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -146,10 +148,10 @@ pub enum Error {
         message: String,
     },
 
-    /// HTTP 401/403. Says what the card asks for, how the credential was sent, and where a token
-    /// would come from: `env_var` is `A2A_TOKEN_<NAME>` for the name the user gave, `None` when
-    /// the user gave none (the card's name never selects a credential).
-    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var.as_deref(), sent_as.as_deref()))]
+    /// HTTP 401/403. Says what the card asks for, how the credential was sent and from which
+    /// setting, and what would help: `env_var` is `A2A_TOKEN_<NAME>` for the name the user gave,
+    /// `None` when the user gave none (the card's name never selects a credential).
+    #[error("{}", unauthorized_message(*status, agent, asks_for.as_deref(), env_var.as_deref(), sent_as.as_deref(), sent_from.as_deref(), *shared_applies))]
     Unauthorized {
         status: u16,
         agent: String,
@@ -157,6 +159,11 @@ pub enum Error {
         env_var: Option<String>,
         /// How the refused credential was sent (`a Bearer token`, `HTTP Basic`, ...); `None` if none was.
         sent_as: Option<String>,
+        /// The setting the refused credential came from; `None` if none was sent.
+        sent_from: Option<Box<TokenSource>>,
+        /// Would a shared token (`A2A_TOKEN`, a dashboard-wide `--token`) go on this request? Not
+        /// on the card request, nor where the card asks for nothing we can send.
+        shared_applies: bool,
     },
 
     /// A redirect to another origin: not followed, so no credential goes there.
@@ -216,24 +223,49 @@ pub enum Error {
     Usage(String),
 }
 
+/// A 401/403 in words, with advice that can work: a setting that would be read, on a request
+/// that would carry it.
 fn unauthorized_message(
     status: u16,
     agent: &str,
     asks_for: Option<&str>,
     env_var: Option<&str>,
     sent_as: Option<&str>,
+    sent_from: Option<&TokenSource>,
+    shared_applies: bool,
 ) -> String {
     let what = if status == 403 { "forbidden" } else { "unauthorized" };
     let asks = asks_for.map(|a| format!(" the card asks for {a};")).unwrap_or_default();
-    let sent = match sent_as {
-        Some(how) => format!(" the credential sent ({how}) was refused;"),
-        None => " no credential was sent;".to_string(),
+    let sent = match (sent_as, sent_from) {
+        (Some(how), Some(from)) => format!(
+            " the credential sent ({how}) was refused; it came from {};",
+            from.describe()
+        ),
+        (Some(how), None) => format!(" the credential sent ({how}) was refused;"),
+        (None, _) => " no credential was sent;".to_string(),
     };
-    let knob = match env_var {
-        Some(var) => format!("set {var} (or A2A_TOKEN)"),
+    // A token for this agent alone: read whatever the card asks, the card request included.
+    let own = match env_var {
+        Some(var) => format!("set {var}"),
         None => "name the agent (--agent NAME=URL, --name NAME, or name in the config) and set \
-                 A2A_TOKEN_<NAME>, or set A2A_TOKEN"
+                 A2A_TOKEN_<NAME>"
             .to_string(),
+    };
+    let knob = match sent_from {
+        // Given for this agent, it is used instead of any variable: only fixing it helps.
+        Some(TokenSource::Explicit(_)) => format!(
+            "fix {} (while it is given, no A2A_TOKEN variable is read)",
+            sent_from.map(TokenSource::describe).unwrap_or_default()
+        ),
+        Some(TokenSource::AgentEnv(var)) => format!("put a token that works in {var}"),
+        Some(shared @ (TokenSource::SharedEnv | TokenSource::SharedFlag)) => {
+            format!(
+                "{} is offered to every agent that asks; give this one its own: {own}",
+                shared.describe()
+            )
+        }
+        None if shared_applies => format!("{own}, or set A2A_TOKEN"),
+        None => own,
     };
     format!("{agent}: HTTP {status} {what}:{asks}{sent} {knob}")
 }
@@ -423,6 +455,7 @@ impl WireError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::a2a::auth::Given;
     use serde_json::json;
 
     #[test]
@@ -461,6 +494,8 @@ mod tests {
             asks_for: Some("bearer (HTTP Bearer)".into()),
             env_var: Some("A2A_TOKEN_DEPLOYER".into()),
             sent_as: None,
+            sent_from: None,
+            shared_applies: true,
         };
         let msg = e.to_string();
         assert!(
@@ -477,6 +512,8 @@ mod tests {
             asks_for: Some("key (API key (header X-Key))".into()),
             env_var: None,
             sent_as: Some("an API key in header X-Key".into()),
+            sent_from: Some(Box::new(TokenSource::SharedEnv)),
+            shared_applies: true,
         };
         let msg = e.to_string();
         assert!(!msg.contains("A2A_TOKEN_DEPLOYER"), "{msg}");
@@ -485,6 +522,79 @@ mod tests {
                 && msg.contains("--name")
                 && msg.contains("(an API key in header X-Key) was refused"),
             "{msg}"
+        );
+    }
+
+    fn refusal(env_var: Option<&str>, sent_from: Option<TokenSource>, shared_applies: bool) -> String {
+        Error::Unauthorized {
+            status: 401,
+            agent: "ops".into(),
+            asks_for: Some("bearer (HTTP Bearer)".into()),
+            env_var: env_var.map(str::to_string),
+            sent_as: sent_from.as_ref().map(|_| "a Bearer token".to_string()),
+            sent_from: sent_from.map(Box::new),
+            shared_applies,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_request_that_never_carries_a_shared_token_does_not_suggest_one() {
+        // The card request, or a card that asks for nothing we can send.
+        let msg = refusal(Some("A2A_TOKEN_OPS"), None, false);
+        assert!(
+            msg.contains("set A2A_TOKEN_OPS") && !msg.contains("A2A_TOKEN)") && !msg.contains("or set A2A_TOKEN"),
+            "{msg}"
+        );
+        let unnamed = refusal(None, None, false);
+        assert!(
+            unnamed.contains("A2A_TOKEN_<NAME>") && !unnamed.contains("or set A2A_TOKEN"),
+            "{unnamed}"
+        );
+        let asks = refusal(Some("A2A_TOKEN_OPS"), None, true);
+        assert!(asks.contains("set A2A_TOKEN_OPS, or set A2A_TOKEN"), "{asks}");
+    }
+
+    #[test]
+    fn a_refused_explicit_credential_is_named_and_no_variable_is_suggested() {
+        for (given, named) in [
+            (Given::Flag, "--token"),
+            (Given::ConfigToken, "token in the agent's config entry"),
+            (Given::ConfigEnv("OPS_KEY".into()), "OPS_KEY (token_env"),
+            (Given::ConfigCommand, "token_command in the agent's config entry"),
+        ] {
+            let msg = refusal(Some("A2A_TOKEN_OPS"), Some(TokenSource::Explicit(given)), true);
+            assert!(
+                msg.contains(&format!("fix {named}")) && msg.contains(&format!("came from {named}")),
+                "{msg}"
+            );
+            assert!(
+                !msg.contains("set A2A_TOKEN"),
+                "setting a variable would change nothing: {msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_variable_or_shared_token_says_which() {
+        let own = refusal(
+            Some("A2A_TOKEN_OPS"),
+            Some(TokenSource::AgentEnv("A2A_TOKEN_OPS".into())),
+            true,
+        );
+        assert!(
+            own.contains("came from A2A_TOKEN_OPS;") && own.contains("put a token that works in A2A_TOKEN_OPS"),
+            "{own}"
+        );
+        let shared = refusal(Some("A2A_TOKEN_OPS"), Some(TokenSource::SharedEnv), true);
+        assert!(
+            shared.contains("came from A2A_TOKEN;") && shared.contains("give this one its own: set A2A_TOKEN_OPS"),
+            "{shared}"
+        );
+        let flag = refusal(None, Some(TokenSource::SharedFlag), true);
+        assert!(
+            flag.contains("--token, shared by the dashboard's agents") && flag.contains("--agent NAME=URL"),
+            "{flag}"
         );
     }
 

@@ -28,6 +28,8 @@ struct HealthLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol: Option<String>,
     url: &'a str,
+    /// The last listing stopped at the page limit with more offered.
+    listing_cut: bool,
 }
 
 fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
@@ -111,6 +113,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
                         .as_ref()
                         .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
                     url: &a.url,
+                    listing_cut: a.listing_cut,
                 };
                 serde_json::to_string(&line).ok()
             }

@@ -14,6 +14,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::a2a::auth::Secret;
+use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{
     Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task,
@@ -78,10 +79,12 @@ pub struct ConnArgs {
     #[arg(long, global = true)]
     pub name: Option<String>,
     /// Extra request header, `Name: value` (repeatable). Treated as a credential: never printed,
-    /// never sent to another origin or over plain http to a host that is not loopback.
-    #[arg(long = "header", global = true, value_name = "NAME: VALUE", value_parser = parse_header)]
-    pub headers: Vec<(String, Secret)>,
-    /// Send credentials over plain http to a host that is not loopback.
+    /// never sent to another origin or over plain http to a host that is not loopback. On a
+    /// dashboard of several agents, sent only to agents whose card asks for a credential.
+    /// Kept whole as a secret until checked, so a malformed one is never echoed.
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE", value_parser = parse_secret)]
+    pub headers: Vec<Secret>,
+    /// Send credentials over plain http to a host that is not loopback (to every --agent given).
     #[arg(long, global = true)]
     pub allow_insecure_http: bool,
     /// Timeout in seconds for calls that are not streams.
@@ -239,7 +242,7 @@ impl ConnArgs {
                 BindingArg::Rest => Binding::Rest,
             }),
             token: self.token.clone(),
-            headers: self.headers.clone(),
+            headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
             allow_insecure_http: self.allow_insecure_http,
             request_timeout: Duration::from_secs_f64(self.timeout),
             ..ClientOptions::default()
@@ -319,7 +322,11 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                 status: state.as_deref().map(parse_state).transpose()?,
                 ..ListTasksRequest::default()
             };
-            let tasks = client.list_all_tasks(&req).await?;
+            let Listing { tasks, cut } = client.list_pages(&req, MAX_PAGES).await?;
+            if cut {
+                let agent = crate::text::one_line(&client.name);
+                eprintln!("a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more");
+            }
             if json {
                 for t in &tasks {
                     println!(
@@ -556,11 +563,12 @@ fn parse_secret(value: &str) -> Result<Secret, String> {
     Ok(Secret::new(value))
 }
 
-/// `Name: value`; the value is kept as a secret, so it never shows in Debug output.
-fn parse_header(header: &str) -> Result<(String, Secret), String> {
-    let (name, value) = header
-        .split_once(':')
-        .ok_or_else(|| "expected `Name: value`".to_string())?;
+/// `Name: value`; the value is kept as a secret, so it never shows in Debug output. A malformed
+/// header is reported without any of it: with no `:`, a value cannot be told from a name.
+fn parse_header(header: &Secret) -> Result<(String, Secret), Error> {
+    let (name, value) = header.expose().split_once(':').ok_or_else(|| {
+        Error::Usage("a --header has no `:` (expected `Name: value`; not shown, as it may hold a secret)".into())
+    })?;
     Ok((name.trim().to_string(), Secret::new(value)))
 }
 
@@ -580,12 +588,20 @@ fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
     let shared = specs.len() + args.agents.len() > 1;
+    // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
+    if conn.name.is_some() && args.agents.len() > 1 {
+        return Err(Error::Usage(
+            "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
+        ));
+    }
     for arg in &args.agents {
         let (name, url) = parse_agent_arg(arg);
+        let name = name.or_else(|| conn.name.clone());
         let mut spec = AgentSpec::new(url);
         spec.client = ClientOptions {
             name: name.clone(),
             token: None,
+            headers_shared: shared,
             ..options.clone()
         };
         spec.name = name;
@@ -727,6 +743,28 @@ mod tests {
     }
 
     #[test]
+    fn name_names_the_one_agent_and_is_refused_among_several() {
+        let one = cli(&["--name", "ops", "--agent", "http://127.0.0.1:1", "--task", "ops:t-1"]);
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("ops"));
+        assert_eq!(specs[0].client.name.as_deref(), Some("ops"), "it selects A2A_TOKEN_OPS");
+        assert_eq!(specs[0].tasks, ["t-1"]);
+        let own = cli(&["--name", "ops", "--agent", "dev=http://127.0.0.1:1"]);
+        let specs = agent_specs(&own.conn, &own.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("dev"), "NAME= wins");
+        let two = cli(&[
+            "--name",
+            "ops",
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "http://127.0.0.1:2",
+        ]);
+        let err = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap_err();
+        assert!(err.to_string().contains("--agent NAME=URL"), "{err}");
+    }
+
+    #[test]
     fn token_goes_to_the_one_agent_but_is_shared_among_several() {
         let one = cli(&["--token", "t", "--agent", "http://127.0.0.1:1"]);
         let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
@@ -745,5 +783,33 @@ mod tests {
             specs.iter().all(|s| s.client.token.is_none()),
             "only through the credential"
         );
+    }
+
+    #[test]
+    fn headers_go_to_the_one_agent_but_are_shared_among_several() {
+        let header = ["--header", "X-Key: k"];
+        let one = cli(&[&header[..], &["--agent", "http://127.0.0.1:1"]].concat());
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert!(!specs[0].client.headers_shared && specs[0].client.headers.len() == 1);
+        let two = cli(&[
+            &header[..],
+            &["--agent", "http://127.0.0.1:1", "--agent", "http://127.0.0.1:2"],
+        ]
+        .concat());
+        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
+        assert!(specs.iter().all(|s| s.client.headers_shared));
+    }
+
+    #[test]
+    fn a_malformed_header_is_refused_without_echoing_it() {
+        let bad = cli(&[
+            "--header",
+            "Authorization Bearer s3cret",
+            "--agent",
+            "http://127.0.0.1:1",
+        ]);
+        let err = bad.conn.options().unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err}");
+        assert!(!err.to_string().contains("s3cret"), "{err}");
     }
 }

@@ -12,15 +12,16 @@ use tokio::task::JoinSet;
 
 use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
-use super::{AgentSpec, Command, Credential, WatchOptions, backoff, wait_after};
-use crate::a2a::auth::Secret;
+use super::{AgentSpec, Command, Credential, WatchOptions, backoff, refresh_after, wait_after};
+use crate::a2a::auth::{Secret, TokenSource};
 use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
-/// A `token_command` that takes longer is stopped (a login prompt waiting for input, say).
-const TOKEN_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Refreshes asked for sooner than this after the last one began are not run again: every
+/// watcher of the agent may meet the same 401 at once.
+const REFRESH_DEBOUNCE: Duration = Duration::from_secs(1);
 
 pub(crate) struct AgentWatcher {
     pub id: AgentId,
@@ -46,6 +47,73 @@ struct Watched {
     rests: JoinSet<(String, u32)>,
     /// Sends and cancels under way; they never block the loop.
     actions: JoinSet<()>,
+    /// The credential being resolved again after a 401 (at most one at a time), off the loop so
+    /// a slow `token_command` blocks no send or cancel.
+    refreshing: JoinSet<Result<Option<Secret>, Health>>,
+    last_refresh: Option<tokio::time::Instant>,
+    /// What the last refresh failed with: the row says so rather than the 401 it follows.
+    refresh_failed: Option<Health>,
+}
+
+/// Resolves the credential a spec names; an error is shown as the agent's health.
+async fn resolve(credential: Credential, command_timeout: Duration) -> Result<Option<Secret>, Health> {
+    match credential {
+        Credential::Default => Ok(None),
+        Credential::Value(s) | Credential::Shared(s) => Ok(Some(s)),
+        Credential::Env(var) => Ok(std::env::var(&var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(Secret::new)),
+        Credential::Command(cmd) => run_token_command(&cmd, command_timeout).await,
+    }
+}
+
+/// Runs a `token_command` in a process group of its own, so that on timeout everything it
+/// started is stopped, not only the shell. Its output may hold the secret: only its status is
+/// ever shown.
+async fn run_token_command(cmd: &str, limit: Duration) -> Result<Option<Secret>, Health> {
+    use std::process::Stdio;
+    let failed = |why: String| Health::Unauthorized {
+        message: format!("token_command `{cmd}` {why}"),
+    };
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let child = command.spawn().map_err(|e| failed(format!("could not run: {e}")))?;
+    let group = child.id();
+    match tokio::time::timeout(limit, child.wait_with_output()).await {
+        Ok(Ok(o)) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
+        Ok(Ok(o)) => Err(failed(format!("failed ({})", o.status))),
+        Ok(Err(e)) => Err(failed(format!("could not run: {e}"))),
+        Err(_) => {
+            kill_group(group);
+            Err(failed(format!(
+                "did not finish within {} s; stopped",
+                limit.as_secs_f64()
+            )))
+        }
+    }
+}
+
+/// Stops a process group that `process_group(0)` made for one child (its id is the child's).
+fn kill_group(group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()).filter(|g| *g > 0) {
+        // SAFETY: kill(2) only sends a signal; the negative id names the group made for the
+        // token command alone, never ours.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
 }
 
 impl AgentWatcher {
@@ -57,58 +125,45 @@ impl AgentWatcher {
         self.send(Event::Health { agent: self.id, health }).await
     }
 
-    /// Resolves the credential the spec names; an error is shown as the agent's health.
-    async fn credential(&self) -> Result<Option<Secret>, Health> {
-        match &self.spec.credential {
-            Credential::Default => Ok(None),
-            Credential::Value(s) | Credential::Shared(s) => Ok(Some(s.clone())),
-            Credential::Env(var) => Ok(std::env::var(var)
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .map(Secret::new)),
-            Credential::Command(cmd) => {
-                let run = tokio::process::Command::new("sh")
-                    .arg("-c")
-                    .arg(cmd)
-                    .stdin(std::process::Stdio::null())
-                    .kill_on_drop(true)
-                    .output();
-                // The command's output may hold the secret: only its status is ever shown.
-                let failed = |why: String| Health::Unauthorized {
-                    message: format!("token_command `{cmd}` {why}"),
-                };
-                match tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, run).await {
-                    Ok(Ok(o)) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
-                    Ok(Ok(o)) => Err(failed(format!("failed ({})", o.status))),
-                    Ok(Err(e)) => Err(failed(format!("could not run: {e}"))),
-                    Err(_) => Err(failed(format!(
-                        "did not finish within {} s",
-                        TOKEN_COMMAND_TIMEOUT.as_secs()
-                    ))),
-                }
-            }
+    /// After a 401 from any call: resolves the credential again, off the loop, unless a refresh
+    /// is under way or began a moment ago. The result is handed to the client every watcher
+    /// shares (`refreshed`).
+    fn refresh(&self, watched: &mut Watched) {
+        let recent = watched.last_refresh.is_some_and(|t| t.elapsed() < REFRESH_DEBOUNCE);
+        if !watched.refreshing.is_empty() || recent {
+            return;
         }
+        watched.last_refresh = Some(tokio::time::Instant::now());
+        watched
+            .refreshing
+            .spawn(resolve(self.spec.credential.clone(), self.opts.token_command_timeout));
     }
 
-    /// After a 401: resolve the credential again (run `token_command` again, re-read `token_env`
-    /// or `A2A_TOKEN_<NAME>`) and hand it to the client every watcher shares. A failure to
-    /// resolve it is what the row shows then.
-    async fn refresh_credential(&self, client: &Client) -> Option<Health> {
-        match self.credential().await {
+    /// A refresh finished: the new token goes to every watcher from its next request; a failure
+    /// to resolve it is what the row shows.
+    async fn refreshed(&self, client: &Client, watched: &mut Watched, result: Result<Option<Secret>, Health>) -> bool {
+        match result {
             Ok(secret) => {
+                watched.refresh_failed = None;
                 client.refresh_token(secret);
-                None
+                true
             }
-            Err(health) => Some(health),
+            Err(health) => {
+                watched.refresh_failed = Some(health.clone());
+                self.health(health).await
+            }
         }
     }
 
     fn health_for(&self, e: &Error, attempt: u32) -> Health {
         match e {
-            Error::Unauthorized { .. } => {
+            Error::Unauthorized { sent_from, .. } => {
                 let mut message = e.to_string();
-                if let Credential::Env(var) = &self.spec.credential {
-                    message.push_str(&format!(" (the config reads {var})"));
+                // The message names a credential that was sent; one that was not, is named here.
+                if let Credential::Env(var) = &self.spec.credential
+                    && !matches!(sent_from.as_deref(), Some(TokenSource::Explicit(_)))
+                {
+                    message.push_str(&format!(" ({var}, which token_env in the config names, is not set)"));
                 }
                 Health::Unauthorized { message }
             }
@@ -125,7 +180,7 @@ impl AgentWatcher {
     async fn connect(&self) -> Result<Client, Health> {
         let mut options = self.spec.client.clone();
         options.name = self.spec.name.clone().or(options.name);
-        if let Some(token) = self.credential().await? {
+        if let Some(token) = resolve(self.spec.credential.clone(), self.opts.token_command_timeout).await? {
             options.token = Some(token);
             options.token_shared = matches!(self.spec.credential, Credential::Shared(_));
         }
@@ -162,6 +217,8 @@ impl AgentWatcher {
                             () = &mut pause => break,
                             cmd = commands.recv() => match cmd {
                                 Some(Command::Watch(id)) => wanted.push(id),
+                                // The next attempt resolves the credential anyway.
+                                Some(Command::Refresh) => {}
                                 Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
                                     let message = format!("{} is not connected yet; try again once it is", self.spec.label());
                                     let outcome = ActionOutcome::Failed { message };
@@ -205,6 +262,9 @@ impl AgentWatcher {
             resting: HashSet::new(),
             rests: JoinSet::new(),
             actions: JoinSet::new(),
+            refreshing: JoinSet::new(),
+            last_refresh: None,
+            refresh_failed: None,
         };
         for id in wanted {
             self.want(&client, &mut watched, id, 0);
@@ -246,11 +306,13 @@ impl AgentWatcher {
                         }
                         Err(e) => {
                             failures += 1;
-                            let refreshed = match e {
-                                Error::Unauthorized { .. } => self.refresh_credential(&client).await,
-                                _ => None,
+                            let health = match e {
+                                Error::Unauthorized { .. } => {
+                                    self.refresh(&mut watched);
+                                    watched.refresh_failed.clone().unwrap_or_else(|| self.health_for(&e, failures))
+                                }
+                                _ => self.health_for(&e, failures),
                             };
-                            let health = refreshed.unwrap_or_else(|| self.health_for(&e, failures));
                             if !self.health(health).await { return; }
                             ticker.reset_after(wait_after(&e, failures, self.opts.max_backoff));
                         }
@@ -264,8 +326,14 @@ impl AgentWatcher {
                     Some(Command::Cancel { action, task }) => {
                         watched.actions.spawn(self.act(client.clone()).cancel(action, task));
                     }
+                    Some(Command::Refresh) => self.refresh(&mut watched),
                     None => return,
                 },
+                Some(done) = watched.refreshing.join_next() => {
+                    if let Ok(result) = done && !self.refreshed(&client, &mut watched, result).await {
+                        return;
+                    }
+                }
                 Some(_) = watched.actions.join_next() => {}
                 Some(done) = watched.watchers.join_next() => {
                     if let Ok(Ended { id, stuck }) = done {
@@ -340,6 +408,7 @@ impl AgentWatcher {
             quiet_after: self.opts.quiet_after,
             open: self.open.clone(),
             stuck,
+            agent_commands: self.myself.clone(),
         };
         watched.watchers.spawn(watch.run());
     }
@@ -383,6 +452,13 @@ impl Act {
         self.outcome(action, ActionOutcome::Failed { message }).await;
     }
 
+    /// A call the agent refused: reported, and after a 401 the credential is refreshed, so that
+    /// retrying the action uses the new one.
+    async fn refused(&self, action: ActionId, e: &Error) {
+        refresh_after(e, &self.myself);
+        self.fail(action, refusal(e)).await;
+    }
+
     fn no_reply(&self) -> String {
         format!(
             "no reply from the agent within {} s; it may or may not have received the message",
@@ -409,7 +485,7 @@ impl Act {
                     self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
                     task
                 }
-                Ok(Err(e)) => return self.fail(action, refusal(&e)).await,
+                Ok(Err(e)) => return self.refused(action, &e).await,
                 Err(_) => return self.fail(action, self.no_reply()).await,
             }
         };
@@ -430,7 +506,7 @@ impl Act {
         let (mut stream, first) = match tokio::time::timeout(self.first_byte, opening).await {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
-                self.fail(action, refusal(&e)).await;
+                self.refused(action, &e).await;
                 return None;
             }
             Err(_) => {
@@ -441,7 +517,7 @@ impl Act {
         let first = match first {
             Some(Ok(event)) => event,
             Some(Err(e)) => {
-                self.fail(action, refusal(&e)).await;
+                self.refused(action, &e).await;
                 return None;
             }
             None => {
@@ -487,7 +563,7 @@ impl Act {
                 self.update(StreamResponse::Task(t)).await;
                 self.outcome(action, ActionOutcome::Done { task: Some(id) }).await;
             }
-            Err(e) => self.fail(action, refusal(&e)).await,
+            Err(e) => self.refused(action, &e).await,
         }
     }
 }

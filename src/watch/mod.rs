@@ -57,9 +57,11 @@ impl AgentSpec {
         }
     }
 
-    /// What to call the agent before its card is read.
+    /// What to call the agent before its card is read (its URL without what could hold a secret).
     pub fn label(&self) -> String {
-        self.name.clone().unwrap_or_else(|| self.url.clone())
+        self.name
+            .clone()
+            .unwrap_or_else(|| crate::a2a::discovery::shown_input(&self.url))
     }
 }
 
@@ -78,6 +80,9 @@ pub struct WatchOptions {
     pub quiet_after: Duration,
     /// ListTasks pages read per listing at most.
     pub max_pages: usize,
+    /// A `token_command` that takes longer is stopped, with everything it started (a login
+    /// prompt waiting for input, say).
+    pub token_command_timeout: Duration,
 }
 
 impl Default for WatchOptions {
@@ -89,6 +94,7 @@ impl Default for WatchOptions {
             first_byte_timeout: Duration::from_secs(30),
             quiet_after: Duration::from_secs(30),
             max_pages: crate::a2a::client::MAX_PAGES,
+            token_command_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -108,6 +114,19 @@ pub enum Command {
         action: ActionId,
         task: String,
     },
+    /// A call got a 401: resolve the credential again (run `token_command`, re-read `token_env`
+    /// or `A2A_TOKEN_<NAME>`). Asked for by whichever call was refused; refreshes that come
+    /// close together run once.
+    Refresh,
+}
+
+/// After a 401 from any call (a listing, GetTask, a subscription, a send, a cancel): asks the
+/// agent's loop to refresh the credential. Never waits: a full channel already holds work for
+/// the loop, and the next 401 asks again.
+pub(crate) fn refresh_after(e: &crate::a2a::Error, agent: &mpsc::Sender<Command>) {
+    if matches!(e, crate::a2a::Error::Unauthorized { .. }) {
+        let _ = agent.try_send(Command::Refresh);
+    }
 }
 
 /// The running engine; dropping it stops every agent task.

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::event::{AgentId, Event, WatchMode};
-use super::{backoff, wait_after};
+use super::{Command, backoff, refresh_after, wait_after};
 use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
 
 /// History asked for with GetTask; the store keeps no more than this either.
@@ -78,6 +78,8 @@ pub(crate) struct TaskWatch {
     pub open: OpenStreams,
     /// Subscriptions in a row that got no response headers in time, before this watcher.
     pub stuck: u32,
+    /// The agent's command channel, to ask for a fresh credential after a 401.
+    pub agent_commands: mpsc::Sender<Command>,
 }
 
 /// Why a watcher ended, so the agent can free its slot and perhaps come back.
@@ -114,7 +116,10 @@ impl TaskWatch {
         self.events.send(event).await.is_ok()
     }
 
+    /// Shows a failed call on the task's row; a 401 also asks the agent for a fresh credential,
+    /// so a task watched by id recovers even on an agent that does not list (0.3).
     async fn error(&self, e: &Error) -> bool {
+        refresh_after(e, &self.agent_commands);
         self.warn(e.to_string()).await
     }
 

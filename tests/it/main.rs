@@ -10,5 +10,6 @@ mod scenarios;
 mod sdk_js;
 mod sdk_python;
 mod security;
+mod security_more;
 mod steer;
 mod tui;

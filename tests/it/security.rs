@@ -23,20 +23,20 @@ use crate::scenarios::message;
 
 /// One request as the agent received it.
 #[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    query: String,
-    headers: HeaderMap,
-    body: Value,
+pub(crate) struct Seen {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: HeaderMap,
+    pub body: Value,
 }
 
 impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    fn is_card(&self) -> bool {
+    pub fn is_card(&self) -> bool {
         self.path.starts_with("/.well-known/")
     }
 }
@@ -45,18 +45,18 @@ type Script = dyn Fn(&Seen) -> Option<Response> + Send + Sync;
 
 /// An agent on `ip` that records every request: `script` may answer one itself; otherwise the
 /// card is served at the well-known path and any A2A call gets a plausible answer.
-struct Agent {
-    url: String,
+pub(crate) struct Agent {
+    pub url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl Agent {
-    async fn start(card: Value, script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static) -> Agent {
+    pub async fn start(card: Value, script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static) -> Agent {
         Agent::start_on(IpAddr::from([127, 0, 0, 1]), card, script).await
     }
 
-    async fn start_on(
+    pub async fn start_on(
         ip: IpAddr,
         card: Value,
         script: impl Fn(&Seen) -> Option<Response> + Send + Sync + 'static,
@@ -88,12 +88,12 @@ impl Agent {
         Agent { url, seen, server }
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 
     /// The A2A calls received, without the card requests.
-    fn calls(&self) -> Vec<Seen> {
+    pub fn calls(&self) -> Vec<Seen> {
         self.seen().into_iter().filter(|s| !s.is_card()).collect()
     }
 }
@@ -104,7 +104,7 @@ impl Drop for Agent {
     }
 }
 
-fn task() -> Value {
+pub(crate) fn task() -> Value {
     json!({"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}})
 }
 
@@ -159,7 +159,7 @@ fn rest_operation(seen: &Seen) -> &'static str {
 }
 
 /// A 1.0 card with a JSON-RPC interface at `/a2a` and an HTTP+JSON one at `/rest`.
-fn card(name: &str, extra: Value) -> Value {
+pub(crate) fn card(name: &str, extra: Value) -> Value {
     let mut card = json!({
         "name": name, "description": "d", "version": "1",
         "supportedInterfaces": [
@@ -174,19 +174,19 @@ fn card(name: &str, extra: Value) -> Value {
     card
 }
 
-fn asking(scheme: Value) -> Value {
+pub(crate) fn asking(scheme: Value) -> Value {
     json!({"securitySchemes": {"s": scheme}, "securityRequirements": [{"schemes": {"s": {}}}]})
 }
 
-fn bearer() -> Value {
+pub(crate) fn bearer() -> Value {
     asking(json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}}))
 }
 
-async fn client(url: &str, opts: ClientOptions) -> Result<Client, Error> {
+pub(crate) async fn client(url: &str, opts: ClientOptions) -> Result<Client, Error> {
     Client::connect(url, opts).await
 }
 
-fn with_token(token: &str) -> ClientOptions {
+pub(crate) fn with_token(token: &str) -> ClientOptions {
     ClientOptions {
         token: Some(Secret::new(token)),
         ..ClientOptions::default()
@@ -194,7 +194,7 @@ fn with_token(token: &str) -> ClientOptions {
 }
 
 /// Nothing in any request the agent received holds `secret`: no header, query, or body.
-fn nothing_holds(seen: &[Seen], secret: &str) {
+pub(crate) fn nothing_holds(seen: &[Seen], secret: &str) {
     for s in seen {
         let headers = format!("{:?}", s.headers);
         assert!(
@@ -320,13 +320,19 @@ async fn no_credential_follows_a_redirect_to_another_origin() {
             )
             .await
             .unwrap();
-            let err = c.list_tasks(&ListTasksRequest::default()).await.unwrap_err();
-            assert!(matches!(err, Error::Redirected { .. }), "{scheme}: {err}");
-            let msg = err.to_string();
-            assert!(
-                msg.contains(&format!("{}/collect", elsewhere.url)) && !msg.contains("from=redirect"),
-                "names where, without the query: {msg}"
-            );
+            let listed = c.list_tasks(&ListTasksRequest::default()).await.err();
+            // The streams too: a redirect is refused before any event is read.
+            let subscribed = c.subscribe("t-1").await.err();
+            let streamed = c.send_streaming_message(&message("hi")).await.err();
+            for (call, err) in [("list", listed), ("subscribe", subscribed), ("stream", streamed)] {
+                let err = err.unwrap_or_else(|| panic!("{call} followed the redirect"));
+                assert!(matches!(err, Error::Redirected { .. }), "{call} {scheme}: {err}");
+                let msg = err.to_string();
+                assert!(
+                    msg.contains(&format!("{}/collect", elsewhere.url)) && !msg.contains("from=redirect"),
+                    "names where, without the query: {msg}"
+                );
+            }
         }
         assert!(!agent.calls().is_empty(), "the first hop carried the credential");
     }
@@ -447,53 +453,79 @@ async fn no_credential_over_plain_http_to_a_host_that_is_not_loopback() {
     assert!(stderr(&headers).contains("plain http"), "{}", stderr(&headers));
 }
 
-/// This machine's address toward the outside, if it has one that is not loopback.
-fn non_loopback_ip() -> Option<IpAddr> {
-    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
-    socket.connect("192.0.2.1:9").ok()?;
-    let ip = socket.local_addr().ok()?.ip();
-    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+/// A card file whose only interface is plain http on TEST-NET-1 (never answers), asking for a
+/// bearer token: the card is read, the interface is not loopback.
+fn remote_card_file() -> std::path::PathBuf {
+    let mut remote = card("remote", bearer());
+    remote["supportedInterfaces"] =
+        json!([{"url": "http://192.0.2.1:9/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+    let path = std::env::temp_dir().join(format!("a2a-sec-remote-card-{}.json", std::process::id()));
+    std::fs::write(&path, remote.to_string()).unwrap();
+    path
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn plain_http_to_another_host_is_refused_by_card_and_allowed_by_config() {
-    let Some(ip) = non_loopback_ip() else {
-        eprintln!("no non-loopback interface: the refusal before connecting is tested above");
-        return;
-    };
-    let agent = Agent::start_on(ip, card("remote", bearer()), |_| None).await;
-    // The shared token is not meant for it: the card is read, then nothing more is sent.
-    let out = run(&["list", &agent.url], &[("A2A_TOKEN", "shared-s3cret")]).await;
-    assert!(stderr(&out).contains("plain http"), "{}", stderr(&out));
-    assert!(agent.calls().is_empty());
-    nothing_holds(&agent.seen(), "shared-s3cret");
-
-    let scratch = std::env::temp_dir().join(format!("a2a-sec-{}.toml", std::process::id()));
-    std::fs::write(
-        &scratch,
-        format!(
-            "[[agent]]\nurl = \"{}\"\ntoken = \"cfg-s3cret\"\nallow_insecure_http = true\n",
-            agent.url
-        ),
-    )
-    .unwrap();
-    let config = a2a_watch::config::Config::load(Some(&scratch)).unwrap();
-    std::fs::remove_file(&scratch).ok();
-    let mut w = Watched::start(vec![config.agent[0].spec()]);
-    w.until("listed with the token", |_| {
-        agent
-            .calls()
-            .iter()
-            .any(|s| s.header("authorization") == Some("Bearer cfg-s3cret"))
-    })
-    .await;
-    w.engine.shutdown().await;
-    let allowed = run(
-        &["--allow-insecure-http", "--token", "flag-s3cret", "list", &agent.url],
+async fn plain_http_to_another_host_is_refused_after_the_card_and_allowed_by_flag_or_config() {
+    let file = remote_card_file();
+    let path = file.to_str().unwrap();
+    // The shared token and one given for the agent alike: refused once the card names the host.
+    for (args, env) in [
+        (vec!["list", path], vec![("A2A_TOKEN", "shared-s3cret")]),
+        (vec!["--token", "flag-s3cret", "list", path], vec![]),
+    ] {
+        let out = crate::security_more::run(&args, &env).await;
+        let msg = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{msg}");
+        assert!(msg.contains("nothing sent") && msg.contains("plain http"), "{msg}");
+        assert!(!msg.contains("s3cret"), "{msg}");
+    }
+    // Allowed, the call is made: what fails now is the connection, not the refusal.
+    let allowed = crate::security_more::run(
+        &[
+            "--allow-insecure-http",
+            "--token",
+            "flag-s3cret",
+            "--timeout",
+            "3",
+            "list",
+            path,
+        ],
         &[],
     )
     .await;
-    assert!(allowed.status.success(), "{}", stderr(&allowed));
+    let msg = stderr(&allowed);
+    assert_eq!(allowed.status.code(), Some(1), "{msg}");
+    assert!(!msg.contains("plain http") && !msg.contains("nothing sent"), "{msg}");
+    assert!(msg.contains("cannot connect") || msg.contains("timed out"), "{msg}");
+
+    // The same from the config, on the dashboard's row.
+    let config = |allow: bool| {
+        let text = format!("[[agent]]\nurl = {path:?}\ntoken = \"cfg-s3cret\"\nallow_insecure_http = {allow}\n");
+        a2a_watch::config::Config::parse(&text, std::path::Path::new("c.toml"))
+            .unwrap()
+            .agent[0]
+            .spec()
+    };
+    let mut refused = Watched::start(vec![config(false)]);
+    refused
+        .until("the refusal on the row", |s| {
+            s.agents[0].health.detail().is_some_and(|d| d.contains("plain http"))
+        })
+        .await;
+    refused.engine.shutdown().await;
+    let mut allowed = Watched::start(vec![config(true)]);
+    allowed
+        .until("a connection failure on the row", |s| {
+            s.agents[0]
+                .health
+                .detail()
+                .is_some_and(|d| d.contains("cannot connect") || d.contains("timed out"))
+        })
+        .await;
+    let detail = allowed.store.agents[0].health.detail().unwrap_or_default();
+    assert!(!detail.contains("plain http"), "{detail}");
+    allowed.engine.shutdown().await;
+    std::fs::remove_file(&file).ok();
 }
 
 // ---- how the credential is sent ----
@@ -552,7 +584,7 @@ async fn a_401_names_the_scheme_that_was_used() {
 // ---- refresh after a 401 ----
 
 /// Accepts only `Bearer good-token` on A2A calls; the card is public.
-async fn wants_good_token() -> Agent {
+pub(crate) async fn wants_good_token() -> Agent {
     Agent::start(card("a", bearer()), |s| {
         (!s.is_card() && s.header("authorization") != Some("Bearer good-token"))
             .then(|| StatusCode::UNAUTHORIZED.into_response())
@@ -585,6 +617,9 @@ async fn a_token_command_runs_again_after_a_401_and_the_agent_recovers() {
     std::fs::remove_file(&file).ok();
 }
 
+/// In-process on purpose: a running binary's environment cannot change from outside, so only a
+/// variable changed while the engine runs proves it is read again (a server refusing the first
+/// requests would pass with a token read once). The name is used by no other test.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_env_is_read_again_after_a_401_and_the_agent_recovers() {
     const VAR: &str = "A2A_WATCH_SECURITY_TEST_REFRESHED_TOKEN";
@@ -670,20 +705,26 @@ async fn the_tenant_is_on_every_call_of_both_bindings() {
 
 // ---- the engine, watched ----
 
-struct Watched {
-    store: Store,
+pub(crate) struct Watched {
+    pub store: Store,
     events: mpsc::Receiver<Event>,
-    engine: Engine,
+    pub engine: Engine,
 }
 
 impl Watched {
-    fn start(specs: Vec<AgentSpec>) -> Watched {
+    pub fn start(specs: Vec<AgentSpec>) -> Watched {
+        Watched::start_with(
+            specs,
+            WatchOptions {
+                max_backoff: Duration::from_millis(400),
+                ..WatchOptions::default()
+            },
+        )
+    }
+
+    pub fn start_with(specs: Vec<AgentSpec>, opts: WatchOptions) -> Watched {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
         let (tx, events) = mpsc::channel(256);
-        let opts = WatchOptions {
-            max_backoff: Duration::from_millis(400),
-            ..WatchOptions::default()
-        };
         Watched {
             store,
             events,
@@ -692,7 +733,7 @@ impl Watched {
     }
 
     /// Applies events until `done` holds, or fails after the deadline saying what it saw.
-    async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
+    pub async fn until(&mut self, what: &str, done: impl Fn(&Store) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         while !done(&self.store) {
             match tokio::time::timeout(Duration::from_millis(100), self.events.recv()).await {
