@@ -3,6 +3,7 @@ mod demo_client;
 mod demo_wire;
 mod engine;
 mod golden;
+mod output;
 mod peers;
 mod scenarios;
 mod sdk_js;
