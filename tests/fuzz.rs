@@ -160,14 +160,19 @@ fn mutate(rng: &mut Rng, input: &mut Vec<u8>, corpus: &Corpus) {
                 // Duplicate a run, sometimes many times.
                 let end = (at + 1 + rng.below(128)).min(len);
                 let run = input[at.min(len - 1)..end].to_vec();
-                let most = if rng.chance(20) { 2000 } else { 3 };
+                let most = if rng.chance(100) { 2000 } else { 3 };
                 for _ in 0..1 + rng.below(most) {
                     input.splice(at..at, run.iter().copied());
                 }
             }
             7 => {
-                // A huge line, around the frame limit of some runs.
-                let n = 1 << (8 + rng.below(13));
+                // A long line, around the frame limit of some runs; now and then one over the
+                // default limit.
+                let n = if rng.chance(256) {
+                    DEFAULT_FRAME_LIMIT + rng.below(1024)
+                } else {
+                    1 << (4 + rng.below(13))
+                };
                 let fill = if rng.chance(2) { b'x' } else { b'[' };
                 input.splice(at..at, std::iter::repeat_n(fill, n));
             }
@@ -237,7 +242,9 @@ fn despaced(b: u8, rng: &mut Rng) -> Option<u8> {
 fn chunked(input: &[u8], rng: &mut Rng) -> Vec<Bytes> {
     let mut chunks = Vec::new();
     let mut rest = input;
-    let max = [1, 2, 3, 7, 64, 4096][rng.below(6)];
+    // Byte-sized reads of a long input cost time and find nothing that short inputs do not.
+    let sizes: &[usize] = if input.len() > 1 << 16 { &[64, 4096, 1 << 16] } else { &[1, 2, 3, 7, 64, 4096] };
+    let max = *rng.pick(sizes);
     while !rest.is_empty() {
         let n = 1 + rng.below(max.min(rest.len()));
         chunks.push(Bytes::copy_from_slice(&rest[..n]));
