@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
-use super::format::{fit, short_id, waited};
+use super::format::{cells, fit, short_id, waited};
 use super::theme::{Theme, state_glyph};
 use crate::store::{Store, TaskKey};
 use crate::text::one_line;
@@ -70,7 +70,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
     let question = confirm.question(store);
-    let popup = centered(area, (question.chars().count() as u16 + 6).clamp(40, 90), 5);
+    let popup = centered(area, cells(question.chars().count()).saturating_add(6).clamp(40, 90), 5);
     frame.render_widget(Clear, popup);
     let block = Block::new()
         .borders(Borders::ALL)
@@ -211,7 +211,8 @@ pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Stor
 /// The interrupt inbox: every task waiting on a person, oldest first.
 pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
     let waiting = store.interrupts();
-    let height = (waiting.len() as u16 + 4).clamp(5, area.height);
+    // Saturating: a screen smaller than the popup's minimum still gets what fits.
+    let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
     let popup = centered(area, area.width.saturating_sub(8).clamp(40, 120), height);
     frame.render_widget(Clear, popup);
     let block = Block::new()
