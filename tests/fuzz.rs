@@ -3,7 +3,7 @@
 //! seeded PRNG, feeds them in random chunks, and checks invariants. `cargo test` runs a short
 //! burst; the README's "Reliability" section has the long run.
 //!
-//! FUZZ_INPUTS (default 500, a few seconds in a debug build) inputs, FUZZ_SEED (default 0xA2A) seeds the PRNG. A failure prints
+//! FUZZ_INPUTS (default 2000, a few seconds in a debug build) inputs, FUZZ_SEED (default 0xA2A) seeds the PRNG. A failure prints
 //! the seed and input number, so `FUZZ_SEED=<seed> FUZZ_INPUTS=<n+1>` reproduces it.
 
 use std::path::Path;
@@ -14,7 +14,7 @@ use a2a_watch::a2a::{AgentCard, Error, ListTasksResponse, StreamResponse, Task};
 use bytes::Bytes;
 use futures::StreamExt;
 
-const DEFAULT_INPUTS: u64 = 500;
+const DEFAULT_INPUTS: u64 = 2000;
 const DEFAULT_SEED: u64 = 0xA2A;
 
 /// splitmix64: small, fast, and good enough to pick mutations.
@@ -243,7 +243,11 @@ fn chunked(input: &[u8], rng: &mut Rng) -> Vec<Bytes> {
     let mut chunks = Vec::new();
     let mut rest = input;
     // Byte-sized reads of a long input cost time and find nothing that short inputs do not.
-    let sizes: &[usize] = if input.len() > 1 << 16 { &[64, 4096, 1 << 16] } else { &[1, 2, 3, 7, 64, 4096] };
+    let sizes: &[usize] = if input.len() > 1 << 16 {
+        &[64, 4096, 1 << 16]
+    } else {
+        &[1, 2, 3, 7, 64, 4096]
+    };
     let max = *rng.pick(sizes);
     while !rest.is_empty() {
         let n = 1 + rng.below(max.min(rest.len()));
