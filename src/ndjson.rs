@@ -1,8 +1,15 @@
 //! The one NDJSON line schema that scripts read: `send --follow`, `list --json`, and the
 //! dashboard's headless mode all print it. Fields are a contract: add, never rename.
+//!
+//! Every JSON the command line prints is written by [`to_json`] or [`to_json_pretty`]: agent
+//! text stays lossless, but C0, DEL, C1 and bidirectional controls are written as `\uXXXX`, so
+//! a line shown in a terminal (or `jq -r`'s input) cannot carry a raw escape sequence.
+
+use std::io;
 
 use jiff::Timestamp;
 use serde::Serialize;
+use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
 use crate::a2a::{StateClass, StreamResponse, Task, TaskState, TaskStatus};
 
@@ -124,7 +131,69 @@ impl EventLine {
     }
 
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("an EventLine always serializes")
+        to_json(self)
+    }
+}
+
+/// One line of terminal-safe JSON.
+pub fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
+    write_json(value, CompactFormatter)
+}
+
+/// Indented terminal-safe JSON (`get --json`, `card --json`).
+pub fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
+    write_json(value, PrettyFormatter::new())
+}
+
+fn write_json<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, ControlEscaping(formatter));
+    // Our types serialize to JSON objects with string keys; nothing here can fail.
+    value.serialize(&mut ser).expect("our values serialize to JSON");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Characters serde_json leaves raw that a terminal acts on: DEL, the C1 controls (U+009B is
+/// an 8-bit CSI) and the bidirectional controls and marks ("Trojan Source", CVE-2021-42574).
+fn needs_escape(c: char) -> bool {
+    matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// Formatter methods that only lay out the JSON, handed to the wrapped formatter.
+macro_rules! delegate_layout {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $name<W: ?Sized + io::Write>(&mut self, writer: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            self.0.$name(writer $(, $arg)*)
+        })*
+    };
+}
+
+/// serde_json escapes C0 controls, quotes and backslashes itself; this escapes the rest.
+struct ControlEscaping<F>(F);
+
+impl<F: Formatter> Formatter for ControlEscaping<F> {
+    fn write_string_fragment<W: ?Sized + io::Write>(&mut self, writer: &mut W, fragment: &str) -> io::Result<()> {
+        let mut rest = fragment;
+        while let Some((at, c)) = rest.char_indices().find(|&(_, c)| needs_escape(c)) {
+            writer.write_all(&rest.as_bytes()[..at])?;
+            write!(writer, "\\u{:04x}", c as u32)?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
+    }
+
+    // The layout is the inner formatter's.
+    delegate_layout! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        end_object_key();
+        begin_object_value();
+        end_object_value();
     }
 }
 
@@ -132,6 +201,27 @@ impl EventLine {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn controls_are_escaped_losslessly() {
+        let hostile =
+            "a\u{1b}]52;c;aGk=\u{7}b\u{9b}31m\u{7f}\u{85}\u{202e}txt\u{2066}\u{200f}\u{61c}\u{1b}[2J \"q\" \\ 日本 ✔";
+        let value = json!({"text": hostile, hostile: [hostile]});
+        for out in [to_json(&value), to_json_pretty(&value)] {
+            assert!(
+                !out.chars().any(|c| c.is_control() && c != '\n' || needs_escape(c)),
+                "raw control in {out:?}"
+            );
+            assert!(out.contains("\\u009b") && out.contains("\\u202e") && out.contains("\\u001b"));
+            assert!(out.contains("日本 ✔"), "other text stays as it is");
+            let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(back, value);
+        }
+        assert_eq!(
+            to_json_pretty(&json!({"a": [1]})),
+            serde_json::to_string_pretty(&json!({"a": [1]})).unwrap()
+        );
+    }
 
     #[test]
     fn lines_carry_the_contract_fields() {

@@ -3,7 +3,7 @@
 //! write to the clipboard (OSC 52) or hide text behind bidirectional overrides.
 
 /// Removes escape sequences (CSI, OSC, DCS and the rest), C0/C1 controls except newline and tab,
-/// and bidi overrides; tabs become spaces.
+/// and bidi controls (overrides, isolates and the LRM/RLM/ALM marks); tabs become spaces.
 pub fn sanitize(input: &str) -> String {
     let mut out = String::with_capacity(input.len());
     let mut chars = input.chars().peekable();
@@ -22,7 +22,7 @@ pub fn sanitize(input: &str) -> String {
             '\n' => out.push('\n'),
             '\r' => {}
             c if c.is_control() => {}
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => {}
             c => out.push(c),
         }
     }
@@ -75,6 +75,7 @@ mod tests {
         assert_eq!(sanitize("x\u{9b}31my"), "xy", "8-bit CSI");
         assert_eq!(sanitize("bell\x07 back\x08space\r"), "bell backspace");
         assert_eq!(sanitize("evil\u{202e}txt.exe"), "eviltxt.exe");
+        assert_eq!(sanitize("a\u{200f}b\u{200e}c\u{61c}d\u{2067}e"), "abcde", "bidi marks");
         assert_eq!(sanitize("tab\there\nline"), "tab    here\nline");
     }
 

@@ -114,7 +114,7 @@ pub fn engine(server: &LoadServer, tasks: usize, max_streams: usize) -> (Run, St
 pub enum Layer {
     /// Baseline (a): eventsource-stream, frames counted.
     Count,
-    /// Our `sse::frames` (size guard + eventsource-stream), frames counted.
+    /// Our `sse::frames`, frames counted.
     Frames,
     /// `sse::frames` + `jsonrpc::decode_frame`, events dropped.
     Decode,

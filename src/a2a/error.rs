@@ -204,6 +204,11 @@ pub enum Error {
     #[error("stream broke: {0}")]
     Stream(String),
 
+    /// A streamed send the agent did not take: its stream opened with an error, with a frame
+    /// that does not decode, or ended with no event. A refusal is a failure, never a success.
+    #[error("{agent}: the message was not taken: {cause}")]
+    Refused { agent: String, cause: String },
+
     #[error("the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3 and HTTP+JSON 1.0")]
     NoInterface { offered: String },
 

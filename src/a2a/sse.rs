@@ -1,19 +1,24 @@
-//! Server-sent events, through eventsource-stream (PROTOCOL.md section 3 "SSE parsing"):
-//! comments and keep-alives are skipped, CRLF and multi-line `data:` handled, `id:`/`retry:`
-//! ignored (A2A has no Last-Event-ID replay, spec section 3.7). What we add is a cap on the
-//! size of one event, so a hostile or broken server cannot make us buffer without bound.
+//! Server-sent events (PROTOCOL.md section 3 "SSE parsing", the WHATWG event-stream format):
+//! comments and keep-alives are skipped, CRLF, CR and LF line ends and multi-line `data:`
+//! handled, one leading BOM dropped, `id:`/`retry:` ignored (A2A has no Last-Event-ID replay,
+//! spec section 3.7). Our own small parser, so that hostile input has bounds: one event is capped
+//! in size before it is buffered, invalid UTF-8 ends the stream at the line that carries it, and
+//! the work per byte is constant whatever the chunking (the fuzzer in tests/fuzz.rs checks all
+//! three).
 
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use eventsource_stream::Eventsource;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 
 use super::error::Error;
 
 /// Default cap on one event (a2a-js caps at 4 MiB; we allow a little more).
 pub const DEFAULT_FRAME_LIMIT: usize = 8 * 1024 * 1024;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One dispatched event: its `event:` name (`message` when absent) and its joined `data:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,122 +34,169 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    let guarded = SizeGuard {
+    Frames {
         inner: Box::pin(bytes),
-        limit,
-        event_len: 0,
-        newlines: 0,
-        last_cr: false,
-        tripped: false,
-    };
-    let mut failed = false;
-    guarded
-        .eventsource()
-        .map(move |item| match item {
-            Ok(ev) => Ok(Frame {
-                event: ev.event,
-                data: ev.data,
-            }),
-            Err(eventsource_stream::EventStreamError::Transport(GuardError::TooLarge)) => {
-                Err(Error::FrameTooLarge { limit })
-            }
-            Err(eventsource_stream::EventStreamError::Transport(GuardError::Inner(msg))) => Err(Error::Stream(msg)),
-            Err(other) => Err(Error::Stream(other.to_string())),
-        })
-        .take_while(move |item| {
-            let keep = !failed;
-            failed |= item.is_err();
-            std::future::ready(keep)
-        })
-}
-
-enum GuardError {
-    TooLarge,
-    Inner(String),
-}
-
-impl std::fmt::Display for GuardError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GuardError::TooLarge => f.write_str("frame too large"),
-            GuardError::Inner(m) => f.write_str(m),
-        }
+        parser: Parser {
+            limit,
+            first_line: true,
+            line: Vec::new(),
+            after_cr: false,
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+        },
+        ready: VecDeque::new(),
+        done: false,
     }
 }
 
-/// Counts the bytes of the current event (since the last blank line) and fails the stream once
-/// it passes the limit, before the parser has buffered it all.
-struct SizeGuard<S> {
+struct Frames<S> {
     inner: Pin<Box<S>>,
-    limit: usize,
-    event_len: usize,
-    /// Line ends seen in a row; two end an event. `\r\n` counts once.
-    newlines: u8,
-    last_cr: bool,
-    tripped: bool,
+    parser: Parser,
+    ready: VecDeque<Result<Frame, Error>>,
+    done: bool,
 }
 
-impl<S> SizeGuard<S> {
-    fn admit(&mut self, chunk: &[u8]) -> bool {
-        let mut rest = chunk;
-        while let Some(&first) = rest.first() {
-            // Ordinary bytes are counted a run at a time, up to the next line end.
-            let run = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
-            if run > 0 {
-                if self.newlines >= 2 {
-                    self.event_len = 0;
-                }
-                self.newlines = 0;
-                self.last_cr = false;
-                self.event_len += run;
-                if self.event_len > self.limit {
-                    return false;
-                }
-                rest = &rest[run..];
-                continue;
-            }
-            if first == b'\r' {
-                self.newlines = self.newlines.saturating_add(1);
-                self.last_cr = true;
-            } else if !std::mem::take(&mut self.last_cr) {
-                self.newlines = self.newlines.saturating_add(1);
-            }
-            rest = &rest[1..];
-        }
-        true
-    }
-}
-
-impl<S, E> Stream for SizeGuard<S>
+impl<S, E> Stream for Frames<S>
 where
     S: Stream<Item = Result<Bytes, E>>,
     E: std::fmt::Display,
 {
-    type Item = Result<Bytes, GuardError>;
+    type Item = Result<Frame, Error>;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        if self.tripped {
-            return Poll::Ready(None);
-        }
-        match self.inner.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(chunk))) => {
-                if self.admit(&chunk) {
-                    Poll::Ready(Some(Ok(chunk)))
-                } else {
-                    self.tripped = true;
-                    Poll::Ready(Some(Err(GuardError::TooLarge)))
-                }
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = this.ready.pop_front() {
+                return Poll::Ready(Some(item));
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(GuardError::Inner(e.to_string())))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let failure = match this.inner.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => this.parser.feed(&chunk, &mut this.ready).err(),
+                Poll::Ready(Some(Err(e))) => Some(Error::Stream(e.to_string())),
+                Poll::Ready(None) => {
+                    this.done = true;
+                    this.parser.finish().err()
+                }
+                Poll::Pending => return Poll::Pending,
+            };
+            if let Some(e) = failure {
+                this.ready.push_back(Err(e));
+                this.done = true;
+            }
         }
     }
+}
+
+/// The line and event being read.
+struct Parser {
+    limit: usize,
+    /// The stream's first line may open with a byte order mark.
+    first_line: bool,
+    line: Vec<u8>,
+    /// The last line ended with CR: an LF right after it belongs to that line end.
+    after_cr: bool,
+    event: String,
+    data: String,
+    has_data: bool,
+}
+
+impl Parser {
+    fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<Result<Frame, Error>>) -> Result<(), Error> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let mut rest = chunk;
+        if std::mem::take(&mut self.after_cr) && rest.first() == Some(&b'\n') {
+            rest = &rest[1..];
+        }
+        while !rest.is_empty() {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
+                self.line.extend_from_slice(rest);
+                return self.check_size();
+            };
+            self.line.extend_from_slice(&rest[..end]);
+            self.check_size()?;
+            if rest[end] == b'\r' {
+                match rest.get(end + 1) {
+                    Some(b'\n') => rest = &rest[end + 2..],
+                    Some(_) => rest = &rest[end + 1..],
+                    None => {
+                        self.after_cr = true;
+                        rest = &[];
+                    }
+                }
+            } else {
+                rest = &rest[end + 1..];
+            }
+            if let Some(frame) = self.end_line()? {
+                out.push_back(Ok(frame));
+            }
+        }
+        Ok(())
+    }
+
+    /// What is held for one event (the unfinished line included) stays under the limit.
+    fn check_size(&self) -> Result<(), Error> {
+        if self.line.len() + self.data.len() + self.event.len() > self.limit {
+            return Err(Error::FrameTooLarge { limit: self.limit });
+        }
+        Ok(())
+    }
+
+    /// The end of the stream: an unfinished event is dropped (as browsers do), but a stream cut
+    /// inside a character is still reported as not UTF-8.
+    fn finish(&mut self) -> Result<(), Error> {
+        std::str::from_utf8(&self.line).map(drop).map_err(|_| not_utf8())
+    }
+
+    fn end_line(&mut self) -> Result<Option<Frame>, Error> {
+        let mut line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.first_line) && line.starts_with(BOM) {
+            line.drain(..BOM.len());
+        }
+        let line = std::str::from_utf8(&line).map_err(|_| not_utf8())?;
+        if line.is_empty() {
+            let event = std::mem::take(&mut self.event);
+            let data = std::mem::take(&mut self.data);
+            if !std::mem::take(&mut self.has_data) {
+                return Ok(None);
+            }
+            let event = if event.is_empty() { "message".to_string() } else { event };
+            return Ok(Some(Frame { event, data }));
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (line, ""),
+        };
+        match field {
+            // A line starting with a colon is a comment (keep-alives).
+            "" => {}
+            "event" => value.clone_into(&mut self.event),
+            "data" => {
+                if std::mem::replace(&mut self.has_data, true) {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+            }
+            _ => {}
+        }
+        // The line may have moved into the event: the limit still holds.
+        self.check_size()?;
+        Ok(None)
+    }
+}
+
+fn not_utf8() -> Error {
+    Error::Stream("the event stream is not UTF-8".into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures::StreamExt;
 
     fn parse(chunks: &[&str], limit: usize) -> Vec<Result<Frame, String>> {
         let owned: Vec<Result<Bytes, std::io::Error>> = chunks
@@ -196,5 +248,35 @@ mod tests {
         let got = parse(&[&chunk], 32);
         assert_eq!(got.len(), 50);
         assert!(got.iter().all(Result::is_ok));
+    }
+
+    #[test]
+    fn one_leading_bom_is_dropped_even_split_across_chunks() {
+        let got = parse(&["\u{feff}data: a\n\n"], 1024);
+        assert_eq!(got, vec![frame("message", "a")]);
+        let bytes = "\u{feff}data: b\n\n".as_bytes();
+        let owned: Vec<Result<Bytes, std::io::Error>> =
+            bytes.chunks(1).map(|c| Ok(Bytes::copy_from_slice(c))).collect();
+        let got: Vec<_> = futures::executor::block_on(frames(futures::stream::iter(owned), 1024).collect());
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].as_ref().unwrap().data, "b");
+        // Only the first is a byte order mark; a second one is part of the first line's field name.
+        assert_eq!(parse(&["\u{feff}\u{feff}data: c\n\n"], 1024), vec![]);
+    }
+
+    #[test]
+    fn cr_line_ends_split_from_their_lf_count_once() {
+        let got = parse(&["data: a\r", "", "\ndata: b\r", "\r", "data: c\r\r"], 1024);
+        assert_eq!(got, vec![frame("message", "a\nb"), frame("message", "c")]);
+    }
+
+    #[test]
+    fn invalid_utf8_ends_the_stream_at_its_line() {
+        // An endless stream after the bad byte: the parser must not buffer it waiting for more.
+        let bad = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(b"data: \xFF\n\n"))]);
+        let endless = futures::stream::repeat_with(|| Ok(Bytes::from_static(b"data: ok\n\n")));
+        let got: Vec<_> = futures::executor::block_on(frames(bad.chain(endless), 1024).collect());
+        assert_eq!(got.len(), 1);
+        assert!(got[0].as_ref().unwrap_err().to_string().contains("not UTF-8"));
     }
 }

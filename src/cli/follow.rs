@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
+use super::out;
 use crate::a2a::{Client, Error, ErrorKind, EventStream, SendMessageRequest, StreamResponse, TaskState};
 use crate::ndjson::{EventLine, TaskLine};
+use crate::text::one_line;
 
 /// Resubscribing after this many closes in a row falls back to polling GetTask.
 const MAX_RESUBSCRIBES: u32 = 5;
@@ -18,7 +20,7 @@ fn settled(state: &TaskState) -> bool {
 
 fn emit(client: &Client, event: &StreamResponse, line: &mut TaskLine) {
     line.apply(event);
-    println!("{}", EventLine::for_event(&client.name, event, line).to_json());
+    out::line(&EventLine::for_event(&client.name, event, line).to_json());
 }
 
 enum Outcome {
@@ -45,10 +47,10 @@ async fn consume(client: &Client, mut stream: EventStream, line: &mut TaskLine, 
             // An error frame ends this stream, not the task (a2a-js ends an old stream with
             // -32004 "Stream ordering violation" when the next turn starts).
             Err(e @ Error::Agent { .. }) => {
-                eprintln!("a2a-watch: {}: stream error: {e}", client.name);
+                out::error(&one_line(&format!("a2a-watch: {}: stream error: {e}", client.name)));
                 return Outcome::Closed;
             }
-            Err(e) => eprintln!("a2a-watch: {}: {e}", client.name),
+            Err(e) => out::error(&one_line(&format!("a2a-watch: {}: {e}", client.name))),
         }
     }
     Outcome::Closed
@@ -66,11 +68,11 @@ pub async fn send_and_follow(client: &Client, req: &SendMessageRequest, continue
         }
         return poll(client, &mut line).await;
     }
-    let stream = client.send_streaming_message(req).await?;
+    let stream = taken(client, client.send_streaming_message(req).await?).await?;
     let mut outcome = consume(client, stream, &mut line, continues_task).await;
     let mut resubscribes = 0;
     while let Outcome::Closed = outcome {
-        println!("{}", EventLine::new(&client.name, "closed", &line).to_json());
+        out::line(&EventLine::new(&client.name, "closed", &line).to_json());
         if line.task.is_empty() {
             return Err(Error::Stream(
                 "the server closed the stream before naming a task".into(),
@@ -96,6 +98,21 @@ pub async fn send_and_follow(client: &Client, req: &SendMessageRequest, continue
         }
     }
     Ok(())
+}
+
+/// The stream of a send, once it has shown that the agent took the message: its first item is
+/// an event. An error first, a first frame that does not decode, or no event at all is the
+/// agent's refusal, reported as a failure (nothing is printed on stdout).
+async fn taken(client: &Client, mut stream: EventStream) -> Result<EventStream, Error> {
+    let refused = |cause: String| Error::Refused {
+        agent: client.name.clone(),
+        cause,
+    };
+    match stream.next().await {
+        Some(Ok(first)) => Ok(Box::pin(futures::stream::iter([Ok(first)]).chain(stream))),
+        Some(Err(e)) => Err(refused(e.to_string())),
+        None => Err(refused("the stream ended before any event".into())),
+    }
 }
 
 /// Polls GetTask, printing each change, until the task settles.

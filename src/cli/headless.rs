@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use std::collections::HashMap;
 
 use crate::a2a::{StateClass, StreamResponse, TaskState};
-use crate::ndjson::{EventLine, TaskLine};
+use crate::ndjson::{self, EventLine, TaskLine};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
 use crate::watch::Event;
 
@@ -86,8 +86,6 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
 
 /// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
 pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>, given: Vec<TaskKey>) {
-    use std::io::Write;
-    let stdout = std::io::stdout();
     // What each task's last line said: a snapshot that says it again prints nothing.
     let mut said: HashMap<TaskKey, (TaskState, String)> = HashMap::new();
     loop {
@@ -115,7 +113,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
                     url: &a.url,
                     listing_cut: a.listing_cut,
                 };
-                serde_json::to_string(&line).ok()
+                Some(ndjson::to_json(&line))
             }
             // How a task is watched is the dashboard's business, not a change of the task.
             Change::Task(_) if kind == "watching" || kind == "quiet" => None,
@@ -127,11 +125,7 @@ pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Opt
             }),
         };
         if let Some(line) = line {
-            let mut out = stdout.lock();
-            // A closed stdout (the reader went away) ends the run.
-            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
-                return;
-            }
+            super::out::line(&line);
         }
         if done(&store, until, &given) {
             return;

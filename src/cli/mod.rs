@@ -5,6 +5,7 @@
 mod dashboard;
 mod follow;
 mod headless;
+mod out;
 mod print;
 
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ use crate::a2a::{
 };
 use crate::config::Config;
 use crate::demo;
-use crate::ndjson::{EventLine, TaskLine};
+use crate::ndjson::{self, EventLine, TaskLine};
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 use dashboard::ScreenArgs;
 
@@ -280,14 +281,14 @@ pub fn main() -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("a2a-watch: cannot start the async runtime: {e}");
+            out::error(&format!("a2a-watch: cannot start the async runtime: {e}"));
             return ExitCode::from(1);
         }
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("a2a-watch: {}", crate::text::one_line(&e.to_string()));
+            out::error(&format!("a2a-watch: {}", crate::text::one_line(&e.to_string())));
             ExitCode::from(if matches!(e, Error::Usage(_)) { 2 } else { 1 })
         }
     }
@@ -302,12 +303,9 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Command::Card { url, json } => {
             let client = conn.connect(&url).await?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&client.card).expect("cards serialize")
-                );
+                out::line(&ndjson::to_json_pretty(&client.card));
             } else {
-                print!("{}", print::card_summary(&client));
+                out::print(&print::card_summary(&client));
             }
         }
         Command::List {
@@ -325,17 +323,16 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             let Listing { tasks, cut } = client.list_pages(&req, MAX_PAGES).await?;
             if cut {
                 let agent = crate::text::one_line(&client.name);
-                eprintln!("a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more");
+                out::error(&format!(
+                    "a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more"
+                ));
             }
             if json {
                 for t in &tasks {
-                    println!(
-                        "{}",
-                        EventLine::new(&client.name, "task", &TaskLine::from_task(t)).to_json()
-                    );
+                    out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(t)).to_json());
                 }
             } else {
-                print!("{}", print::task_table(&tasks));
+                out::print(&print::task_table(&tasks));
             }
         }
         Command::Send {
@@ -397,18 +394,15 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             let client = conn.connect(&url).await?;
             let task = client.get_task(&task_id, history).await?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&task).expect("tasks serialize"));
+                out::line(&ndjson::to_json_pretty(&task));
             } else {
-                print!("{}", print::task_detail(&task));
+                out::print(&print::task_detail(&task));
             }
         }
         Command::Cancel { url, task_id } => {
             let client = conn.connect(&url).await?;
             let task = client.cancel_task(&task_id).await?;
-            println!(
-                "{}",
-                EventLine::new(&client.name, "task", &TaskLine::from_task(&task)).to_json()
-            );
+            out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(&task)).to_json());
         }
         Command::ServeDemo {
             base_port,
@@ -421,7 +415,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                     path: format!("127.0.0.1:{base_port}"),
                     source: e,
                 })?;
-            print!("{}", print::demo_banner(&agents));
+            out::print(&print::demo_banner(&agents));
             wait_for_interrupt().await;
             agents.shutdown().await;
         }
@@ -459,7 +453,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
                 path: format!("127.0.0.1:{port}"),
                 source: e,
             })?;
-            println!("{}", serde_json::json!({ "agents": running.urls }));
+            out::line(&ndjson::to_json(&serde_json::json!({ "agents": running.urls })));
             wait_for_interrupt().await;
             running.stop();
         }
@@ -548,7 +542,7 @@ async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, contin
     } else {
         "task"
     };
-    println!("{}", EventLine::new(&client.name, kind, &line).to_json());
+    out::line(&EventLine::new(&client.name, kind, &line).to_json());
     Ok(())
 }
 

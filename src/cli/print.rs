@@ -22,7 +22,7 @@ pub fn card_summary(client: &Client) -> String {
         "using      {} {} at {}",
         e.binding.label(),
         e.version.label(),
-        e.url
+        one_line(e.url.as_str())
     );
     for i in card.interfaces() {
         let mark = if i.supported().is_some() { "" } else { "  (not spoken)" };
@@ -165,7 +165,12 @@ pub fn task_detail(task: &Task) -> String {
     if !task.history.is_empty() {
         let _ = writeln!(out, "history  {} messages", task.history.len());
         for m in &task.history {
-            let _ = writeln!(out, "  {}: {}", m.role.proto_name(), cut(&one_line(&m.text()), 100));
+            let _ = writeln!(
+                out,
+                "  {}: {}",
+                one_line(m.role.proto_name()),
+                cut(&one_line(&m.text()), 100)
+            );
         }
     }
     out

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
-use super::format::{short_id, waited};
+use super::format::{cells, short_id, waited};
 use super::steer::{Sending, Settled};
 use super::theme::Theme;
 use crate::a2a::interactions::{self, Answer, Interaction, Kind, fingerprint_of};
@@ -236,8 +236,8 @@ pub fn draw(
     let Some(task) = store.task(&boxed.key) else { return };
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let question = question_lines(boxed.shown.as_ref(), theme);
-    let q_height = (question.len() as u16).clamp(1, 10);
-    let editor_height = (boxed.editor.lines().len() as u16 + 2).clamp(3, 8);
+    let q_height = cells(question.len()).clamp(1, 10);
+    let editor_height = cells(boxed.editor.lines().len()).saturating_add(2).clamp(3, 8);
     let height = (q_height + editor_height + 4).min(area.height);
     let popup = Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
-use super::format::{fit, short_id, waited};
+use super::format::{cells, fit, short_id, waited};
 use super::keys::{Action, KeyMap};
 use super::steer::Sending;
 use super::theme::{Theme, state_glyph};
@@ -148,8 +148,8 @@ pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &St
     let longest = lines.iter().map(Line::width).max().unwrap_or(0);
     let popup = centered(
         area,
-        u16::try_from(longest + 4).unwrap_or(u16::MAX).clamp(40, 90),
-        u16::try_from(lines.len() + 3).unwrap_or(u16::MAX),
+        cells(longest).saturating_add(4).clamp(40, 90),
+        cells(lines.len()).saturating_add(3),
     );
     frame.render_widget(Clear, popup);
     let block = Block::new()
@@ -339,7 +339,8 @@ pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &Key
 /// The interrupt inbox: every task waiting on a person, oldest first.
 pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
     let waiting = store.interrupts();
-    let height = (waiting.len() as u16 + 4).clamp(5, area.height);
+    // Saturating: a screen smaller than the popup's minimum still gets what fits.
+    let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
     let popup = centered(area, area.width.saturating_sub(8).clamp(40, 120), height);
     frame.render_widget(Clear, popup);
     let block = Block::new()

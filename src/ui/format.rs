@@ -16,6 +16,12 @@ const LINK_SCAN_BYTES: usize = 16 * 1024;
 /// megabytes a hostile agent may send, and cleaning it costs the same whatever its size.
 const LINE_BYTES: usize = 4096;
 
+/// A count of lines or characters as terminal cells, saturating: text from an agent can be
+/// longer than a u16 counts.
+pub fn cells(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
 /// The start of `text`, at most `max` bytes, cut at a character boundary; true if it was cut.
 pub fn head(text: &str, max: usize) -> (&str, bool) {
     if text.len() <= max {

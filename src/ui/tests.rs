@@ -21,6 +21,8 @@ use crate::a2a::{Binding, ProtocolVersion};
 use crate::store::{Store, TaskKey};
 use crate::watch::event::{AgentInfo, Event, Health};
 
+mod sizes;
+
 const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 /// The time every screen is drawn at; tasks are stamped relative to it.
 const NOW: i64 = 600;

@@ -4,6 +4,7 @@ mod demo_client;
 mod demo_wire;
 mod engine;
 mod golden;
+mod output;
 mod peers;
 mod recovery;
 mod scenarios;
