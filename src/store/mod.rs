@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use crate::watch::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
+use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// A task is known by its agent and its id (ids are only unique per agent).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::a2a::{StateClass, TaskState};
 
 use super::{Store, TaskEntry, TaskKey};
-use crate::watch::event::AgentId;
+use crate::event::AgentId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortBy {

@@ -358,7 +358,7 @@ fn views_sort_and_filter() {
 
 #[test]
 fn action_outcomes_are_kept_by_id() {
-    use crate::watch::event::ActionOutcome;
+    use crate::event::ActionOutcome;
     let mut s = store();
     assert_eq!(s.action(7), None);
     let failed = ActionOutcome::Failed {

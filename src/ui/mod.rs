@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use app::{App, FilterEdit, Overlay};
 use keys::Action;
 
-use crate::watch::{AgentId, Command, Event};
+use crate::event::{AgentId, Command, Event};
 
 const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.

@@ -1,5 +1,5 @@
 //! Acting from the dashboard: answering questions, approvals, cancel, new tasks. What the user
-//! asks for leaves as `watch::Command`s in the outbox; what became of it comes back through
+//! asks for leaves as `event::Command`s in the outbox; what became of it comes back through
 //! the store (`Event::Action`), so the box that asked can show it.
 
 use std::collections::{HashMap, HashSet};
@@ -14,9 +14,9 @@ use super::effects::{Effect, is_web_link};
 use super::keys::Action;
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
+use crate::event::{ActionId, ActionOutcome, AgentId, Command};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
 use crate::text::one_line;
-use crate::watch::{ActionId, ActionOutcome, AgentId, Command};
 
 /// Switches from the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

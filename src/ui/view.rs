@@ -18,8 +18,8 @@ use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
 use crate::a2a::Part;
 use crate::a2a::interactions::{Interaction, Kind};
+use crate::event::Health;
 use crate::store::{Counts, TaskEntry};
-use crate::watch::Health;
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;

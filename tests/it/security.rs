@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use a2a_watch::a2a::auth::Secret;
 use a2a_watch::a2a::{Binding, Client, ClientOptions, Error, INTERACTIONS_EXTENSION, ListTasksRequest};
+use a2a_watch::event::{Event, Health};
 use a2a_watch::store::Store;
-use a2a_watch::watch::{AgentSpec, Credential, Engine, Event, Health, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode, header};
