@@ -384,13 +384,6 @@ impl Client {
         self.stream(Call::SubscribeToTask(&self.task_id_request(id))).await
     }
 
-    pub async fn extended_card(&self) -> Result<AgentCard> {
-        self.unary(Call::GetExtendedAgentCard {
-            tenant: self.endpoint.tenant.as_deref(),
-        })
-        .await
-    }
-
     fn task_id_request(&self, id: &str) -> TaskIdRequest {
         TaskIdRequest {
             id: id.to_string(),
@@ -523,9 +516,7 @@ impl Client {
             }
             _ => Vec::new(),
         };
-        if call.returns_task() {
-            uris.push(super::INTERACTIONS_EXTENSION);
-        }
+        uris.push(super::INTERACTIONS_EXTENSION);
         let mut seen = std::collections::HashSet::new();
         uris.retain(|uri| self.card.declares_extension(uri) && seen.insert(*uri));
         uris
