@@ -262,10 +262,3 @@ impl OrderedView {
         Some(self.order.range(..placed).count())
     }
 }
-
-impl Store {
-    /// The rows of a view, in order.
-    pub fn rows(&self, spec: &ViewSpec) -> Vec<TaskKey> {
-        OrderedView::build(self, spec).from(0).cloned().collect()
-    }
-}
