@@ -342,11 +342,6 @@ impl Client {
         self.unary(Call::ListTasks(&req)).await
     }
 
-    /// Every page of ListTasks, up to `MAX_PAGES`.
-    pub async fn list_all_tasks(&self, req: &ListTasksRequest) -> Result<Vec<Task>> {
-        Ok(self.list_pages(req, MAX_PAGES).await?.tasks)
-    }
-
     /// Pages of ListTasks until the last or `max_pages`. Tasks that change while we page can move
     /// between pages (SDK-QUIRKS.md), so ids are de-duplicated, keeping the first (newest) copy.
     pub async fn list_pages(&self, req: &ListTasksRequest, max_pages: usize) -> Result<Listing> {
