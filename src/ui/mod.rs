@@ -93,7 +93,7 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
     let mut out = io::stdout();
     for effect in std::mem::take(&mut app.steer.effects) {
         if let Err(message) = effects::perform(&effect, &mut out) {
-            app.steer.flash = Some((message, true, app.now));
+            app.flash(message, true);
         }
     }
 }

@@ -382,7 +382,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     })
     .await;
     d.until("the outcome said", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.0.contains("done"))
+        app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done"))
     })
     .await;
     // A finished task is not canceled again: nothing is sent.
