@@ -12,8 +12,8 @@ use serde_json::Value;
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT, Frame};
 use a2a_watch::a2a::wire::jsonrpc;
 use a2a_watch::demo::load::{LoadConfig, scripts};
+use a2a_watch::event::Event;
 use a2a_watch::store::Store;
-use a2a_watch::watch::Event;
 
 use crate::util::{Section, Verdict, median, quick, say, table};
 

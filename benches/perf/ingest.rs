@@ -15,8 +15,9 @@ use a2a_watch::a2a::StreamResponse;
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use a2a_watch::a2a::wire::jsonrpc;
 use a2a_watch::demo::load::task_id;
+use a2a_watch::event::Event;
 use a2a_watch::store::Store;
-use a2a_watch::watch::{AgentSpec, Engine, Event, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 
 use crate::util::{
     LoadServer, Section, Verdict, cpu_seconds, median, quick, say, self_context_switches, self_cpu_seconds,

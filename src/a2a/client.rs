@@ -342,11 +342,6 @@ impl Client {
         self.unary(Call::ListTasks(&req)).await
     }
 
-    /// Every page of ListTasks, up to `MAX_PAGES`.
-    pub async fn list_all_tasks(&self, req: &ListTasksRequest) -> Result<Vec<Task>> {
-        Ok(self.list_pages(req, MAX_PAGES).await?.tasks)
-    }
-
     /// Pages of ListTasks until the last or `max_pages`. Tasks that change while we page can move
     /// between pages (SDK-QUIRKS.md), so ids are de-duplicated, keeping the first (newest) copy.
     pub async fn list_pages(&self, req: &ListTasksRequest, max_pages: usize) -> Result<Listing> {
@@ -382,13 +377,6 @@ impl Client {
     /// only once: GetTask then repeats them. Nothing a client can mend; the tests pin it.)
     pub async fn subscribe(&self, id: &str) -> Result<EventStream> {
         self.stream(Call::SubscribeToTask(&self.task_id_request(id))).await
-    }
-
-    pub async fn extended_card(&self) -> Result<AgentCard> {
-        self.unary(Call::GetExtendedAgentCard {
-            tenant: self.endpoint.tenant.as_deref(),
-        })
-        .await
     }
 
     fn task_id_request(&self, id: &str) -> TaskIdRequest {
@@ -523,9 +511,7 @@ impl Client {
             }
             _ => Vec::new(),
         };
-        if call.returns_task() {
-            uris.push(super::INTERACTIONS_EXTENSION);
-        }
+        uris.push(super::INTERACTIONS_EXTENSION);
         let mut seen = std::collections::HashSet::new();
         uris.retain(|uri| self.card.declares_extension(uri) && seen.insert(*uri));
         uris

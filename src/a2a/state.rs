@@ -95,22 +95,6 @@ impl TaskState {
         }
     }
 
-    /// The 0.3 JSON-RPC name (PROTOCOL.md section 7).
-    pub fn v03_name(&self) -> &str {
-        match self {
-            TaskState::Unspecified => "unknown",
-            TaskState::Submitted => "submitted",
-            TaskState::Working => "working",
-            TaskState::Completed => "completed",
-            TaskState::Failed => "failed",
-            TaskState::Canceled => "canceled",
-            TaskState::InputRequired => "input-required",
-            TaskState::Rejected => "rejected",
-            TaskState::AuthRequired => "auth-required",
-            TaskState::Unknown(name) => name,
-        }
-    }
-
     /// The short name people read: `INPUT_REQUIRED` rather than `TASK_STATE_INPUT_REQUIRED`.
     pub fn short_name(&self) -> &str {
         let name = self.proto_name();
@@ -226,7 +210,6 @@ mod tests {
             assert_eq!(a, b, "{v10} and {v03} are one state");
             assert_eq!(a.class(), class, "{v10}");
             assert_eq!(serde_json::to_string(&b).unwrap(), format!("\"{v10}\""));
-            assert_eq!(a.v03_name(), v03);
         }
         let cancelled: TaskState = serde_json::from_str("\"TASK_STATE_CANCELLED\"").unwrap();
         assert_eq!(cancelled, TaskState::Canceled);

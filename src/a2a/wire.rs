@@ -21,7 +21,6 @@ pub enum Call<'a> {
     ListTasks(&'a ListTasksRequest),
     CancelTask(&'a TaskIdRequest),
     SubscribeToTask(&'a TaskIdRequest),
-    GetExtendedAgentCard { tenant: Option<&'a str> },
 }
 
 impl Call<'_> {
@@ -33,17 +32,11 @@ impl Call<'_> {
             Call::ListTasks(_) => "ListTasks",
             Call::CancelTask(_) => "CancelTask",
             Call::SubscribeToTask(_) => "SubscribeToTask",
-            Call::GetExtendedAgentCard { .. } => "GetExtendedAgentCard",
         }
     }
 
     pub fn is_streaming(&self) -> bool {
         matches!(self, Call::SendStreamingMessage(_) | Call::SubscribeToTask(_))
-    }
-
-    /// Every operation but the extended card can answer with a task.
-    pub fn returns_task(&self) -> bool {
-        !matches!(self, Call::GetExtendedAgentCard { .. })
     }
 }
 
@@ -73,7 +66,6 @@ pub mod jsonrpc {
             Call::GetTask(_) => "tasks/get",
             Call::CancelTask(_) => "tasks/cancel",
             Call::SubscribeToTask(_) => "tasks/resubscribe",
-            Call::GetExtendedAgentCard { .. } => "agent/getAuthenticatedExtendedCard",
             Call::ListTasks(_) => {
                 return Err(Error::NotInVersion {
                     operation: "ListTasks",
@@ -91,8 +83,6 @@ pub mod jsonrpc {
             Call::GetTask(r) => json!(r),
             Call::ListTasks(r) => json!(r),
             Call::CancelTask(r) | Call::SubscribeToTask(r) => json!(r),
-            Call::GetExtendedAgentCard { tenant: Some(t) } => json!({ "tenant": t }),
-            Call::GetExtendedAgentCard { tenant: None } => json!({}),
         }
     }
 
@@ -205,12 +195,6 @@ pub mod rest {
             Call::SubscribeToTask(r) => (
                 subscribe_method,
                 task_path(&r.tenant, &r.id, ":subscribe"),
-                vec![],
-                None,
-            ),
-            Call::GetExtendedAgentCard { tenant } => (
-                Method::GET,
-                format!("{}/extendedAgentCard", tenant_prefix(*tenant)),
                 vec![],
                 None,
             ),
@@ -354,7 +338,7 @@ mod tests {
     }
 
     #[test]
-    fn the_tenant_reaches_sends_and_the_extended_card_on_both_bindings() {
+    fn the_tenant_reaches_sends_on_both_bindings() {
         let send = SendMessageRequest {
             tenant: Some("acme".into()),
             ..Default::default()
@@ -367,10 +351,6 @@ mod tests {
         );
         let rpc_send = jsonrpc::request(&Call::SendStreamingMessage(&send), ProtocolVersion::V1_0, 1).unwrap();
         assert_eq!(rpc_send.body.unwrap()["params"]["tenant"], "acme");
-        let card = Call::GetExtendedAgentCard { tenant: Some("acme") };
-        assert_eq!(rest::request(&card, Method::GET).path, "/acme/extendedAgentCard");
-        let rpc_card = jsonrpc::request(&card, ProtocolVersion::V1_0, 2).unwrap();
-        assert_eq!(rpc_card.body.unwrap()["params"], json!({"tenant": "acme"}));
     }
 
     #[test]

@@ -7,9 +7,9 @@ use tokio::sync::mpsc;
 use std::collections::HashMap;
 
 use crate::a2a::{StateClass, StreamResponse, TaskState};
+use crate::event::Event;
 use crate::ndjson::{self, EventLine, TaskLine};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
-use crate::watch::Event;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Until {

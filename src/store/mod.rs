@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use crate::watch::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
+use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
 
 /// A task is known by its agent and its id (ids are only unique per agent).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -238,8 +238,6 @@ pub struct Store {
     /// Too much changed (or an agent was renamed): views rebuild.
     journal_overflowed: bool,
     pub limits: Limits,
-    /// Bumped on every change; views cache on it.
-    version: u64,
 }
 
 impl Store {
@@ -259,10 +257,6 @@ impl Store {
                 .collect(),
             ..Store::default()
         }
-    }
-
-    pub fn version(&self) -> u64 {
-        self.version
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {
@@ -477,7 +471,6 @@ impl Store {
             }
         };
         if change != Change::Nothing {
-            self.version += 1;
             self.note(&change);
         }
         change

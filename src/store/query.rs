@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::a2a::{StateClass, TaskState};
 
 use super::{Store, TaskEntry, TaskKey};
-use crate::watch::event::AgentId;
+use crate::event::AgentId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SortBy {
@@ -260,12 +260,5 @@ impl OrderedView {
     pub fn position(&self, key: &TaskKey) -> Option<usize> {
         let placed = self.placed.get(key)?;
         Some(self.order.range(..placed).count())
-    }
-}
-
-impl Store {
-    /// The rows of a view, in order.
-    pub fn rows(&self, spec: &ViewSpec) -> Vec<TaskKey> {
-        OrderedView::build(self, spec).from(0).cloned().collect()
     }
 }

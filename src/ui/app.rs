@@ -45,9 +45,7 @@ pub struct App {
     pub overlays: Vec<Overlay>,
     pub focus: Focus,
     pub approval: usize,
-    /// When frozen: the rows as they were, and how many tasks the store held then (tasks are
-    /// never removed, so the difference is what is new).
-    pub frozen: Option<(Vec<TaskKey>, usize)>,
+    pub frozen: Option<Frozen>,
     /// The time the view is drawn at; set by the loop, fixed in tests.
     pub now: Timestamp,
     /// The zone wall-clock times are shown in: the system's, fixed in tests.
@@ -57,6 +55,15 @@ pub struct App {
     pub steer: Steer,
     /// The rows of the view, kept in order as tasks change (never re-sorted whole per frame).
     view: OrderedView,
+}
+
+/// The table as it was when the user froze it.
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    pub rows: Vec<TaskKey>,
+    /// How many tasks the store held then (tasks are never removed, so the difference is what is
+    /// new).
+    pub held: usize,
 }
 
 impl App {
@@ -96,7 +103,7 @@ impl App {
 
     pub fn row_count(&self) -> usize {
         match &self.frozen {
-            Some((rows, _)) => rows.len(),
+            Some(frozen) => frozen.rows.len(),
             None => self.view.len(),
         }
     }
@@ -104,7 +111,7 @@ impl App {
     /// The rows from `offset` on: the frozen ones while frozen.
     pub fn rows_from(&self, offset: usize) -> Box<dyn Iterator<Item = &TaskKey> + '_> {
         match &self.frozen {
-            Some((rows, _)) => Box::new(rows.iter().skip(offset)),
+            Some(frozen) => Box::new(frozen.rows.iter().skip(offset)),
             None => Box::new(self.view.from(offset)),
         }
     }
@@ -121,7 +128,7 @@ impl App {
     /// Tasks that appeared since the table was frozen.
     pub fn new_since_freeze(&self) -> usize {
         match &self.frozen {
-            Some((_, held)) => self.store.len().saturating_sub(*held),
+            Some(frozen) => self.store.len().saturating_sub(frozen.held),
             None => 0,
         }
     }
@@ -129,7 +136,7 @@ impl App {
     pub fn selected_index(&self) -> Option<usize> {
         let key = self.selected.as_ref()?;
         match &self.frozen {
-            Some((rows, _)) => rows.iter().position(|k| k == key),
+            Some(frozen) => frozen.rows.iter().position(|k| k == key),
             None => self.view.position(key),
         }
     }
@@ -277,7 +284,10 @@ impl App {
             Action::Freeze => {
                 self.frozen = match self.frozen.take() {
                     Some(_) => None,
-                    None => Some((self.rows(), self.store.len())),
+                    None => Some(Frozen {
+                        rows: self.rows(),
+                        held: self.store.len(),
+                    }),
                 };
             }
             Action::FocusNext => {

@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 use app::{App, FilterEdit, Overlay};
 use keys::Action;
 
-use crate::watch::{AgentId, Command, Event};
+use crate::event::{AgentId, Command, Event};
 
 const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.
@@ -93,7 +93,7 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
     let mut out = io::stdout();
     for effect in std::mem::take(&mut app.steer.effects) {
         if let Err(message) = effects::perform(&effect, &mut out) {
-            app.steer.flash = Some((message, true, app.now));
+            app.flash(message, true);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Acting from the dashboard: answering questions, approvals, cancel, new tasks. What the user
-//! asks for leaves as `watch::Command`s in the outbox; what became of it comes back through
+//! asks for leaves as `event::Command`s in the outbox; what became of it comes back through
 //! the store (`Event::Action`), so the box that asked can show it.
 
 use std::collections::{HashMap, HashSet};
@@ -14,9 +14,9 @@ use super::effects::{Effect, is_web_link};
 use super::keys::Action;
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
+use crate::event::{ActionId, ActionOutcome, AgentId, Command};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
 use crate::text::one_line;
-use crate::watch::{ActionId, ActionOutcome, AgentId, Command};
 
 /// Switches from the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +118,14 @@ struct Confirmed {
     given_up: bool,
 }
 
+/// A one-line message for the footer, shown for a few seconds after it was said.
+#[derive(Debug, Clone)]
+pub struct Flash {
+    pub text: String,
+    pub error: bool,
+    pub at: Timestamp,
+}
+
 #[derive(Default)]
 pub struct Steer {
     pub prefs: Prefs,
@@ -136,8 +144,7 @@ pub struct Steer {
     pub outbox: Vec<(AgentId, Command)>,
     /// Terminal side effects, carried out by the loop.
     pub effects: Vec<Effect>,
-    /// A one-line message for the footer: text, is it an error, when it was said.
-    pub flash: Option<(String, bool, Timestamp)>,
+    pub flash: Option<Flash>,
     confirmed: HashMap<ActionId, Confirmed>,
     next_action: ActionId,
     title_count: Option<usize>,
@@ -179,8 +186,12 @@ impl App {
         action
     }
 
-    fn flash(&mut self, text: impl Into<String>, error: bool) {
-        self.steer.flash = Some((text.into(), error, self.now));
+    pub(crate) fn flash(&mut self, text: impl Into<String>, error: bool) {
+        self.steer.flash = Some(Flash {
+            text: text.into(),
+            error,
+            at: self.now,
+        });
     }
 
     /// The approval the approval keys act on: the pane's selection when it has the focus, the

@@ -18,8 +18,8 @@ use super::on_terminal_event;
 use super::theme::Theme;
 use super::view;
 use crate::a2a::{Binding, ProtocolVersion};
+use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
-use crate::watch::event::{AgentInfo, Event, Health};
 
 mod sizes;
 
@@ -729,7 +729,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     app.now = ts(NOW + 1);
     press(&mut app, KeyCode::Enter);
     let (agent, command) = app.steer.outbox.pop().expect("the answer goes to the engine");
-    let crate::watch::Command::Send { action, request } = command else {
+    let crate::event::Command::Send { action, request } = command else {
         panic!("a send")
     };
     assert_eq!(agent, REVIEWER);
@@ -739,7 +739,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
         Some("49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a")
     );
     let first_id = request.message.message_id.clone();
-    let failed = crate::watch::ActionOutcome::Failed {
+    let failed = crate::event::ActionOutcome::Failed {
         message: "code-reviewer: cannot connect".into(),
     };
     let change = app.store.apply(Event::Action {
@@ -757,7 +757,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     // The retry carries the same messageId: an agent that deduplicates answers once.
     press(&mut app, KeyCode::Enter);
     let (_, retry) = app.steer.outbox.pop().expect("retried");
-    let crate::watch::Command::Send { request, .. } = retry else {
+    let crate::event::Command::Send { request, .. } = retry else {
         panic!("a send")
     };
     assert_eq!(request.message.message_id, first_id);
@@ -804,7 +804,7 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
     assert!(app.steer.outbox.is_empty(), "nothing before the confirmation");
     snapshot_sizes("confirm_approve", &mut app);
     press(&mut app, KeyCode::Char('y'));
-    let (agent, crate::watch::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+    let (agent, crate::event::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
         panic!()
     };
     assert_eq!(agent, ASSISTANT);
@@ -846,7 +846,7 @@ fn inbox_and_new_task_forms() {
     type_text(&mut app, "deploy build 2026.10.07-2 to staging");
     snapshot_sizes("new_task", &mut app);
     press(&mut app, KeyCode::Enter);
-    let (agent, crate::watch::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+    let (agent, crate::event::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
         panic!()
     };
     assert_eq!(agent, DEPLOYER, "on the selected task's agent");

@@ -9,7 +9,7 @@ use std::path::Path;
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::a2a::{StateClass, TaskState};
-use crate::watch::Health;
+use crate::event::Health;
 
 pub const BUILT_IN: [(&str, &str); 3] = [
     ("dark", include_str!("../../themes/dark.toml")),

@@ -18,8 +18,8 @@ use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
 use crate::a2a::Part;
 use crate::a2a::interactions::{Interaction, Kind};
+use crate::event::Health;
 use crate::store::{Counts, TaskEntry};
-use crate::watch::Health;
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;
@@ -656,17 +656,17 @@ fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!(" · {live} "), t.dim()),
     ];
     // What the user just did, and what became of it, for a few seconds.
-    if let Some((text, error, at)) = &app.steer.flash
-        && app.now.duration_since(*at).as_secs() < FLASH_SECONDS
+    if let Some(flash) = &app.steer.flash
+        && app.now.duration_since(flash.at).as_secs() < FLASH_SECONDS
     {
-        let style = if *error {
+        let style = if flash.error {
             Style::new().fg(t.failure)
         } else {
             Style::new().fg(t.success)
         };
         let room_left = room.saturating_sub(spans_width(&right) + 1);
         frame.render_widget(
-            Paragraph::new(Line::styled(format!(" {}", line(text, room_left)), style)),
+            Paragraph::new(Line::styled(format!(" {}", line(&flash.text, room_left)), style)),
             area,
         );
         frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);

@@ -10,12 +10,12 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health};
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
-use super::{AgentSpec, Command, Credential, WatchOptions, backoff, refresh_after, wait_after};
+use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{Secret, TokenSource};
 use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
+use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;

@@ -3,7 +3,6 @@
 //! side down; nothing is dropped). Knows nothing of the UI.
 
 mod agent;
-pub mod event;
 mod task;
 
 use std::time::Duration;
@@ -11,9 +10,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use crate::a2a::ClientOptions;
 use crate::a2a::auth::Secret;
-use crate::a2a::{ClientOptions, SendMessageRequest};
-pub use event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
+use crate::event::{AgentId, Command, Event};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
 /// `token_command` shows on the agent's row instead of stopping the dashboard. Resolved again
@@ -97,27 +96,6 @@ impl Default for WatchOptions {
             token_command_timeout: Duration::from_secs(30),
         }
     }
-}
-
-/// Requests from the front end to one agent's task.
-#[derive(Debug, Clone)]
-pub enum Command {
-    /// Watch this task (one the dashboard started, or one given by id).
-    Watch(String),
-    /// Send a message: a new task, or an answer on a task. Its events flow into the store; the
-    /// outcome comes back as `Event::Action`.
-    Send {
-        action: ActionId,
-        request: Box<SendMessageRequest>,
-    },
-    Cancel {
-        action: ActionId,
-        task: String,
-    },
-    /// A call got a 401: resolve the credential again (run `token_command`, re-read `token_env`
-    /// or `A2A_TOKEN_<NAME>`). Asked for by whichever call was refused; refreshes that come
-    /// close together run once.
-    Refresh,
 }
 
 /// After a 401 from any call (a listing, GetTask, a subscription, a send, a cancel): asks the

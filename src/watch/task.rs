@@ -12,9 +12,9 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::event::{AgentId, Event, WatchMode};
-use super::{Command, backoff, refresh_after, wait_after};
+use super::{backoff, refresh_after, wait_after};
 use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
+use crate::event::{AgentId, Command, Event, WatchMode};
 
 /// History asked for with GetTask; the store keeps no more than this either.
 const HISTORY: u32 = 50;

@@ -208,7 +208,7 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
     let boxed = d.app.steer.answer.as_ref().unwrap();
     assert_eq!(boxed.text(), "main");
     assert!(
-        !d.app.steer.flash.as_ref().is_some_and(|f| f.0.contains("sent")),
+        !d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("sent")),
         "not a success"
     );
     let first = boxed.message_id.clone();
@@ -251,11 +251,11 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
             .is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
     })
     .await;
-    assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.0.contains("done")));
+    assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done")));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.0.ends_with(": done"))
+        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let received = agent.received();
@@ -310,7 +310,7 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.0.ends_with(": done"))
+        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
@@ -340,7 +340,7 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
                 .steer
                 .flash
                 .as_ref()
-                .is_some_and(|f| f.0.contains("not a web link"))
+                .is_some_and(|f| f.text.contains("not a web link"))
         );
     }
     // Two web links and a custom scheme: a picker of the two.

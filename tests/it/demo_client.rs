@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use a2a_watch::a2a::client::MAX_PAGES;
 use a2a_watch::a2a::{Binding, ErrorKind, ListTasksRequest, TaskState};
 use a2a_watch::demo::{self, DemoAgents, DemoConfig};
 
@@ -100,17 +101,17 @@ async fn list_tasks_pages_and_filters() {
     let first = runner.list_tasks(&paged).await.unwrap();
     assert_eq!(first.tasks.len(), 2);
     assert!(!first.next_page_token.is_empty());
-    let all = runner.list_all_tasks(&paged).await.unwrap();
+    let all = runner.list_pages(&paged, MAX_PAGES).await.unwrap().tasks;
     assert_eq!(all.len(), 5, "every page, no duplicates");
     let completed = ListTasksRequest {
         status: Some(TaskState::Completed),
         ..Default::default()
     };
-    assert_eq!(runner.list_all_tasks(&completed).await.unwrap().len(), 5);
+    assert_eq!(runner.list_pages(&completed, MAX_PAGES).await.unwrap().tasks.len(), 5);
     let none = ListTasksRequest {
         status: Some(TaskState::Failed),
         ..Default::default()
     };
-    assert!(runner.list_all_tasks(&none).await.unwrap().is_empty());
+    assert!(runner.list_pages(&none, MAX_PAGES).await.unwrap().tasks.is_empty());
     agents.shutdown().await;
 }

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use a2a_watch::a2a::{StateClass, StreamResponse, TaskState};
 use a2a_watch::demo::{self, DemoConfig};
+use a2a_watch::event::{Event, Health};
 use a2a_watch::store::{Store, TaskEntry};
-use a2a_watch::watch::{AgentSpec, Engine, Event, Health, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 use tokio::sync::mpsc;
 
 use crate::demo_client::{TOKEN, start_demo};

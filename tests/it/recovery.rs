@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use a2a_watch::a2a::TaskState;
+use a2a_watch::event::{ActionOutcome, Command, Health, WatchMode};
 use a2a_watch::store::{Store, TaskEntry};
-use a2a_watch::watch::{ActionOutcome, AgentSpec, Command, Engine, Health, WatchMode, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;

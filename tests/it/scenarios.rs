@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use a2a_watch::a2a::auth::Secret;
+use a2a_watch::a2a::client::MAX_PAGES;
 use a2a_watch::a2a::wire::{jsonrpc, rest};
 use a2a_watch::a2a::{
     Artifact, Binding, Client, ClientOptions, Error, ErrorKind, EventStream, ListTasksRequest, Message, Part,
@@ -501,15 +502,16 @@ pub async fn cancel_and_subscribe(client: &Client, q: &Quirks, text: &str) {
         assert_eq!(err.to_string(), "ListTasks does not exist in A2A 0.3");
     } else {
         let listed = client
-            .list_all_tasks(&ListTasksRequest::default())
+            .list_pages(&ListTasksRequest::default(), MAX_PAGES)
             .await
-            .expect("ListTasks");
+            .expect("ListTasks")
+            .tasks;
         assert!(listed.iter().any(|t| t.id == task.id), "ListTasks finds the new task");
         let by_context = ListTasksRequest {
             context_id: Some(task.context_id.clone()),
             ..Default::default()
         };
-        let in_context = client.list_all_tasks(&by_context).await.unwrap();
+        let in_context = client.list_pages(&by_context, MAX_PAGES).await.unwrap().tasks;
         assert!(in_context.iter().all(|t| t.context_id == task.context_id) && !in_context.is_empty());
     }
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use a2a_watch::a2a::auth::Secret;
 use a2a_watch::a2a::{Binding, Client, ClientOptions, Error, INTERACTIONS_EXTENSION, ListTasksRequest};
+use a2a_watch::event::{Event, Health};
 use a2a_watch::store::Store;
-use a2a_watch::watch::{AgentSpec, Credential, Engine, Event, Health, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -120,7 +121,6 @@ fn answer(seen: &Seen, card: &Value) -> Response {
     let result = match op.as_str() {
         "ListTasks" => json!({"tasks": [task()], "nextPageToken": ""}),
         "SendMessage" => json!({"task": task()}),
-        "GetExtendedAgentCard" => card.clone(),
         "SendStreamingMessage" | "SubscribeToTask" => {
             let event = json!({"task": task()});
             let data = match &rpc_id {
@@ -149,8 +149,6 @@ fn rest_operation(seen: &Seen) -> &'static str {
         "SendStreamingMessage"
     } else if path.ends_with(":subscribe") {
         "SubscribeToTask"
-    } else if path.ends_with("/extendedAgentCard") {
-        "GetExtendedAgentCard"
     } else if path.ends_with("/tasks") {
         "ListTasks"
     } else {
@@ -657,7 +655,6 @@ async fn every_call(url: &str, binding: Binding) {
     assert!(events.next().await.unwrap().is_ok());
     let mut events = c.subscribe("t-1").await.unwrap();
     assert!(events.next().await.unwrap().is_ok());
-    c.extended_card().await.unwrap();
 }
 
 const TASK_CALLS: usize = 6;
@@ -673,11 +670,8 @@ async fn interactions_are_activated_on_every_task_call_only_where_declared() {
         every_call(&silent.url, binding).await;
     }
     let calls = declaring.calls();
-    assert_eq!(calls.len(), 2 * (TASK_CALLS + 1));
-    for s in calls
-        .iter()
-        .filter(|s| !s.path.ends_with("/extendedAgentCard") && s.body["method"] != "GetExtendedAgentCard")
-    {
+    assert_eq!(calls.len(), 2 * TASK_CALLS);
+    for s in &calls {
         assert_eq!(s.header("a2a-extensions"), Some(INTERACTIONS_EXTENSION), "{s:?}");
     }
     assert!(silent.seen().iter().all(|s| s.header("a2a-extensions").is_none()));
@@ -693,7 +687,7 @@ async fn the_tenant_is_on_every_call_of_both_bindings() {
         every_call(&agent.url, binding).await;
     }
     let calls = agent.calls();
-    assert_eq!(calls.len(), 2 * (TASK_CALLS + 1));
+    assert_eq!(calls.len(), 2 * TASK_CALLS);
     for s in &calls {
         if s.path == "/a2a" {
             assert_eq!(s.body["params"]["tenant"], "acme", "{s:?}");

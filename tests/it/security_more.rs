@@ -5,7 +5,8 @@
 use std::process::Output;
 use std::time::Duration;
 
-use a2a_watch::watch::{AgentSpec, Credential, Health, WatchOptions};
+use a2a_watch::event::Health;
+use a2a_watch::watch::{AgentSpec, Credential, WatchOptions};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use serde_json::json;
@@ -147,7 +148,7 @@ async fn a_401_on_get_task_refreshes_the_token_of_an_agent_that_does_not_list() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_401_on_a_send_refreshes_the_token_so_the_retry_uses_the_new_one() {
-    use a2a_watch::watch::{ActionOutcome, Command};
+    use a2a_watch::event::{ActionOutcome, Command};
     let agent = old_agent_wanting_good_token().await;
     let (spec, file) = rotating(&agent, "rotated-send");
     let mut w = Watched::start(vec![spec]);

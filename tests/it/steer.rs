@@ -7,13 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
+use a2a_watch::event::Event;
 use a2a_watch::store::{Change, Store, TaskKey};
 use a2a_watch::ui::app::App;
 use a2a_watch::ui::keys::KeyMap;
 use a2a_watch::ui::on_terminal_event;
 use a2a_watch::ui::steer::{Prefs, Steer};
 use a2a_watch::ui::theme::Theme;
-use a2a_watch::watch::{AgentSpec, Credential, Engine, Event, WatchOptions};
+use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -381,7 +382,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     })
     .await;
     d.until("the outcome said", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.0.contains("done"))
+        app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done"))
     })
     .await;
     // A finished task is not canceled again: nothing is sent.
@@ -427,7 +428,7 @@ async fn the_box_answers_official_sdk_agents_too() {
         let asked = stream_all(&client, &message("question: review this diff")).await;
         assert!(
             d.engine
-                .command(0, a2a_watch::watch::Command::Watch(asked.task.clone()))
+                .command(0, a2a_watch::event::Command::Watch(asked.task.clone()))
                 .await
         );
         d.until("the box pops up", |app| {

@@ -6,8 +6,8 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::*;
+use crate::event::{ActionId, ActionOutcome, Command};
 use crate::ui::effects::Effect;
-use crate::watch::{ActionId, ActionOutcome, Command};
 
 const REVIEW_CTX: &str = "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a";
 
@@ -255,7 +255,7 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
         app.steer
             .flash
             .as_ref()
-            .is_some_and(|f| f.0.contains("delete_repo: done"))
+            .is_some_and(|f| f.text.contains("delete_repo: done"))
     );
 }
 
@@ -302,7 +302,7 @@ fn links_that_are_not_web_links_are_never_opened_or_copied() {
         press(&mut app, KeyCode::Char('o'));
         press(&mut app, KeyCode::Char('y'));
         assert!(app.steer.effects.is_empty(), "{bad}: {:?}", app.steer.effects);
-        let flash = app.steer.flash.clone().unwrap_or_default().0;
+        let flash = app.steer.flash.clone().map(|f| f.text).unwrap_or_default();
         assert!(flash.contains("not a web link"), "{flash}");
         let terminal = render(&mut app, 160, 48);
         assert!(

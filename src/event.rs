@@ -1,9 +1,10 @@
-//! What the watch engine tells the store. Plain data: the store applies it, the headless mode
-//! prints it, tests build it by hand.
+//! The vocabulary the parts share: what the watch engine tells the store (`Event`), what the
+//! front end asks of the engine (`Command`), and the ids both name. Plain data on `a2a` types
+//! alone, so the store and the front ends depend on it rather than on the engine.
 
 use jiff::Timestamp;
 
-use crate::a2a::{Binding, ProtocolVersion, StreamResponse, Task};
+use crate::a2a::{Binding, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 
 /// Agents are numbered in the order they were configured; names are kept once, in the store.
 pub type AgentId = usize;
@@ -144,4 +145,25 @@ pub enum Event {
         action: ActionId,
         outcome: ActionOutcome,
     },
+}
+
+/// Requests from the front end to one agent's task.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// Watch this task (one the dashboard started, or one given by id).
+    Watch(String),
+    /// Send a message: a new task, or an answer on a task. Its events flow into the store; the
+    /// outcome comes back as `Event::Action`.
+    Send {
+        action: ActionId,
+        request: Box<SendMessageRequest>,
+    },
+    Cancel {
+        action: ActionId,
+        task: String,
+    },
+    /// A call got a 401: resolve the credential again (run `token_command`, re-read `token_env`
+    /// or `A2A_TOKEN_<NAME>`). Asked for by whichever call was refused; refreshes that come
+    /// close together run once.
+    Refresh,
 }
