@@ -84,41 +84,70 @@ pub fn default_log_path() -> Option<PathBuf> {
     Some(dir.join("a2a-watch.log"))
 }
 
-pub fn parse_binding(s: &str) -> Result<Binding, String> {
+/// What is wrong with a config file, always with the file (and the line, or the agent, when
+/// there is one), as the user sees it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// Syntax, types and unknown fields; the TOML error names the line.
+    #[error("{}: {source}", path.display())]
+    Toml { path: PathBuf, source: toml::de::Error },
+    #[error("{}: answer_timeout must be a positive number of seconds", path.display())]
+    AnswerTimeout { path: PathBuf },
+    /// `number` counts from 1, as a reader counts the `[[agent]]` tables.
+    #[error("{}: [[agent]] #{number} ({url}): {problem}", path.display())]
+    Agent {
+        path: PathBuf,
+        number: usize,
+        url: String,
+        problem: AgentProblem,
+    },
+}
+
+/// What is wrong with one `[[agent]]` table.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentProblem {
+    #[error("binding {0:?}: expected jsonrpc or rest")]
+    Binding(String),
+    #[error("poll_interval must be a positive number of seconds")]
+    PollInterval,
+    #[error("give one of token, token_env, token_command")]
+    TokenSources,
+}
+
+pub fn parse_binding(s: &str) -> Result<Binding, AgentProblem> {
     match s.to_ascii_lowercase().as_str() {
         "jsonrpc" | "json-rpc" => Ok(Binding::JsonRpc),
         "rest" | "http+json" | "http_json" => Ok(Binding::Rest),
-        other => Err(format!("binding {other:?}: expected jsonrpc or rest")),
+        other => Err(AgentProblem::Binding(other.to_string())),
     }
 }
 
 impl Config {
-    pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
-        let config: Config = toml::from_str(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Toml {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if config.answer_timeout.is_some_and(|t| !(t > 0.0 && t < 1e9)) {
-            return Err(format!(
-                "{}: answer_timeout must be a positive number of seconds",
-                path.display()
-            ));
+            return Err(ConfigError::AnswerTimeout {
+                path: path.to_path_buf(),
+            });
         }
         for (i, a) in config.agent.iter().enumerate() {
-            let where_ = format!("{}: [[agent]] #{} ({})", path.display(), i + 1, a.url);
-            if let Some(b) = &a.binding {
-                parse_binding(b).map_err(|e| format!("{where_}: {e}"))?;
-            }
-            if a.poll_interval.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
-                return Err(format!("{where_}: poll_interval must be a positive number of seconds"));
-            }
-            let sources = [a.token.is_some(), a.token_env.is_some(), a.token_command.is_some()];
-            if sources.iter().filter(|s| **s).count() > 1 {
-                return Err(format!("{where_}: give one of token, token_env, token_command"));
-            }
+            a.check().map_err(|problem| ConfigError::Agent {
+                path: path.to_path_buf(),
+                number: i + 1,
+                url: a.url.clone(),
+                problem,
+            })?;
         }
         Ok(config)
     }
 
     /// Reads the file at `path`; a missing default file is no error, a missing chosen one is.
-    pub fn load(path: Option<&Path>) -> Result<Config, String> {
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
         let (path, chosen) = match path {
             Some(p) => (p.to_path_buf(), true),
             None => match default_path() {
@@ -129,12 +158,30 @@ impl Config {
         match std::fs::read_to_string(&path) {
             Ok(text) => Config::parse(&text, &path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !chosen => Ok(Config::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(source) => Err(ConfigError::Read { path, source }),
         }
     }
 }
 
 impl AgentConfig {
+    fn check(&self) -> Result<(), AgentProblem> {
+        if let Some(b) = &self.binding {
+            parse_binding(b)?;
+        }
+        if self.poll_interval.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
+            return Err(AgentProblem::PollInterval);
+        }
+        let sources = [
+            self.token.is_some(),
+            self.token_env.is_some(),
+            self.token_command.is_some(),
+        ];
+        if sources.iter().filter(|s| **s).count() > 1 {
+            return Err(AgentProblem::TokenSources);
+        }
+        Ok(())
+    }
+
     pub fn spec(&self) -> AgentSpec {
         let mut spec = AgentSpec::new(self.url.clone());
         spec.name = self.name.clone();
@@ -175,20 +222,23 @@ mod tests {
     #[test]
     fn mistakes_name_the_file_line_and_field() {
         let text = "[[agent]]\nurl = \"http://h\"\ntokn_env = \"X\"\n";
-        let err = Config::parse(text, Path::new("/tmp/c.toml")).unwrap_err();
+        let err = Config::parse(text, Path::new("/tmp/c.toml")).unwrap_err().to_string();
         assert!(
             err.contains("/tmp/c.toml") && err.contains("line 3") && err.contains("tokn_env"),
             "{err}"
         );
-        let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"grpc\"\n", Path::new("c.toml")).unwrap_err();
+        let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"grpc\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("expected jsonrpc or rest"), "{err}");
         let err = Config::parse(
             "[[agent]]\nurl = \"h\"\ntoken = \"a\"\ntoken_env = \"B\"\n",
             Path::new("c.toml"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("one of token"), "{err}");
-        let err = Config::parse("theme = 3", Path::new("c.toml")).unwrap_err();
+        let err = Config::parse("theme = 3", Path::new("c.toml")).unwrap_err().to_string();
         assert!(err.contains("line 1"), "{err}");
     }
 

@@ -1,5 +1,6 @@
-//! Credentials: where they come from and where the card says they go (spec section 7.3;
-//! fourth seed). A `Secret` never prints its value, so it cannot leak through Debug or logs.
+//! Credentials: where they come from and where the card says they go (spec sections 7.3, 7.4;
+//! docs/protocol-notes.md, "Authorization"). A `Secret` never prints its value, so it cannot leak
+//! through Debug or logs.
 
 use std::fmt;
 

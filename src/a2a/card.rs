@@ -1,5 +1,5 @@
-//! The agent card (proto AgentCard; PROTOCOL.md sections 1 and 7). Decodes 1.0, 0.3 and hybrid
-//! cards; `interfaces()` and `requirements()` give one normalized view of either.
+//! The agent card (proto AgentCard; docs/protocol-notes.md, "Versions and cards"). Decodes 1.0, 0.3
+//! and hybrid cards; `interfaces()` and `requirements()` give one normalized view of either.
 
 use std::collections::BTreeMap;
 
@@ -40,7 +40,7 @@ pub struct AgentCard {
     #[serde(default, deserialize_with = "lenient::list", skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<Value>,
 
-    // 0.3 fields (PROTOCOL.md section 7); read, never written.
+    // 0.3 fields (docs/protocol-notes.md, "0.3 compatibility"); read, never written.
     #[serde(default, skip_serializing)]
     pub url: Option<String>,
     #[serde(default, skip_serializing)]
@@ -135,14 +135,16 @@ pub struct AgentProvider {
     pub organization: String,
 }
 
-/// One alternative: every scheme named here is needed (OpenAPI convention, PROTOCOL.md section 1).
+/// One alternative: every scheme named here is needed (the OpenAPI convention;
+/// docs/protocol-notes.md, "Versions and cards").
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SecurityRequirement {
     #[serde(default)]
     pub schemes: BTreeMap<String, StringList>,
 }
 
-/// `{"list": [scopes]}`; a2a-python writes an empty one as `{}` (SDK-QUIRKS.md).
+/// `{"list": [scopes]}`; a2a-python writes an empty one as `{}` (docs/protocol-notes.md,
+/// "SDK quirks: a2a-python").
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct StringList {
     #[serde(default, deserialize_with = "lenient::list")]
@@ -374,7 +376,7 @@ impl ProtocolVersion {
         }
     }
 
-    /// Major.Minor only: cards say "1.0.0", "0.3.0" (PROTOCOL.md section 8.6).
+    /// Major.Minor only: cards say "1.0.0", "0.3.0" (spec section 3.6).
     fn parse(v: &str) -> Option<ProtocolVersion> {
         let mut it = v.trim().split('.');
         match (it.next(), it.next()) {
@@ -400,7 +402,8 @@ impl Interface {
     pub fn supported(&self) -> Option<(Binding, ProtocolVersion)> {
         let binding = Binding::parse(&self.binding_name)?;
         let version = ProtocolVersion::parse(&self.version_name)?;
-        // 0.3 REST differed per SDK (PROTOCOL.md section 7): we speak 0.3 over JSON-RPC only.
+        // 0.3 REST differed per SDK (docs/protocol-notes.md, "0.3 compatibility"): we speak 0.3
+        // over JSON-RPC only.
         (version == ProtocolVersion::V1_0 || binding == Binding::JsonRpc).then_some((binding, version))
     }
 }

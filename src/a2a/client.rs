@@ -126,9 +126,9 @@ impl std::fmt::Debug for Client {
 }
 
 /// The HTTP stack every client shares; no read timeout, since streams may be quiet for hours
-/// (a2a-js sends no keep-alives, SDK-QUIRKS.md). No `Referer`, and redirects are followed only
-/// within one origin: a credential on the request must not reach a host the user did not name.
-/// Loopback never goes through a proxy (see `system_proxy_except_loopback`).
+/// (a2a-js sends no keep-alives: docs/protocol-notes.md, "SDK quirks: a2a-js"). No `Referer`, and
+/// redirects are followed only within one origin: a credential on the request must not reach a host
+/// the user did not name. Loopback never goes through a proxy (see `system_proxy_except_loopback`).
 pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
@@ -343,7 +343,8 @@ impl Client {
     }
 
     /// Pages of ListTasks until the last or `max_pages`. Tasks that change while we page can move
-    /// between pages (SDK-QUIRKS.md), so ids are de-duplicated, keeping the first (newest) copy.
+    /// between pages (docs/protocol-notes.md, "ListTasks"), so ids are de-duplicated, keeping the
+    /// first (newest) copy.
     pub async fn list_pages(&self, req: &ListTasksRequest, max_pages: usize) -> Result<Listing> {
         let mut seen = std::collections::HashSet::new();
         let mut tasks = Vec::new();
@@ -596,7 +597,8 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.starts_with("text/event-stream"));
         if !is_sse {
-            // An error raised before the stream starts is a plain JSON reply (SDK-QUIRKS.md).
+            // An error raised before the stream starts is a plain JSON reply
+            // (docs/protocol-notes.md, "Errors").
             let body = read_body(resp, call.name(), BODY_LIMIT).await?;
             let err = match self.endpoint.binding {
                 Binding::JsonRpc if !(200..300).contains(&status) => Some(jsonrpc_failure(status, call.name(), &body)),

@@ -115,7 +115,8 @@ pub async fn discover(
     let tries = candidates(&url);
     let mut last = String::from("nothing tried");
     for candidate in &tries {
-        // Send the version header here too: a2a-js picks the card shape by it (PROTOCOL.md section 1).
+        // Send the version header here too: a2a-js picks the card shape by it
+        // (docs/protocol-notes.md, "Versions and cards").
         let mut req = http
             .get(candidate.clone())
             .header("A2A-Version", "1.0")

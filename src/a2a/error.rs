@@ -1,5 +1,6 @@
-//! One error type for everything the client can meet (PROTOCOL.md sections 2 "Errors", 3 "Errors",
-//! 8.8). Agent errors are classified by JSON-RPC code or REST ErrorInfo reason, never by message.
+//! One error type for everything the client can meet (spec sections 9.5, 11.6;
+//! docs/protocol-notes.md, "Errors"). Agent errors are classified by JSON-RPC code or REST
+//! ErrorInfo reason, never by message.
 
 use std::fmt;
 use std::time::Duration;
@@ -122,7 +123,8 @@ impl ErrorKind {
         self.entry().map_or("AgentError", |k| k.3)
     }
 
-    /// REST status for this kind (PROTOCOL.md section 2 table, v1.0.1).
+    /// REST status for this kind (the v1.0.1 mapping, spec section 11.6; docs/protocol-notes.md,
+    /// "Errors").
     pub fn http_status(self) -> u16 {
         match self {
             ErrorKind::TaskNotFound | ErrorKind::MethodNotFound => 404,

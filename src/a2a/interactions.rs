@@ -1,5 +1,6 @@
-//! The interactions/v1 extension (third seed): structured approvals, questions and connection
-//! requests on an interrupted task's status message, answered in-band on the same task.
+//! The interactions/v1 extension (docs/protocol-notes.md, "interactions/v1"): structured approvals,
+//! questions and connection requests on an interrupted task's status message, answered in-band on
+//! the same task.
 
 use serde_json::{Map, Value, json};
 
@@ -162,8 +163,9 @@ impl std::io::Write for Fnv {
 }
 
 /// The answer message: on the task's taskId and contextId, the extension listed in
-/// `message.extensions` and its metadata carrying the interactionId (third seed, "The answer").
-/// `message_id` is the answer's idempotency key (see [`message_id`]): a retry must reuse it.
+/// `message.extensions` and its metadata carrying the interactionId (docs/protocol-notes.md,
+/// "interactions/v1"). `message_id` is the answer's idempotency key (see [`message_id`]): a retry
+/// must reuse it.
 pub fn answer(
     task_id: &str,
     context_id: &str,

@@ -1,5 +1,5 @@
 //! Field decoders that accept what real agents send rather than only what the spec says
-//! (PROTOCOL.md section 8; SDK-QUIRKS.md "Field encoding").
+//! (spec section 5.7; docs/protocol-notes.md, "Tolerant decoding").
 
 use std::fmt;
 

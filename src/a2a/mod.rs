@@ -21,5 +21,5 @@ pub use lenient::parse_timestamp;
 pub use state::{StateClass, TaskState};
 pub use types::*;
 
-/// The interactions/v1 extension (third seed).
+/// The interactions/v1 extension (docs/protocol-notes.md, "interactions/v1").
 pub const INTERACTIONS_EXTENSION: &str = "https://docs.nylorun.com/a2a/interactions/v1";

@@ -1,6 +1,6 @@
-//! Server-sent events (PROTOCOL.md section 3 "SSE parsing", the WHATWG event-stream format):
-//! comments and keep-alives are skipped, CRLF, CR and LF line ends and multi-line `data:`
-//! handled, one leading BOM dropped, `id:`/`retry:` ignored (A2A has no Last-Event-ID replay,
+//! Server-sent events (docs/protocol-notes.md, "SSE parsing"; the WHATWG event-stream format):
+//! comments and keep-alives are skipped, CRLF, CR and LF line ends and multi-line `data:` handled,
+//! one leading BOM dropped, `id:`/`retry:` ignored (A2A has no Last-Event-ID replay,
 //! spec section 3.7). Our own small parser, so that hostile input has bounds: one event is capped
 //! in size before it is buffered, invalid UTF-8 ends the stream at the line that carries it, and
 //! the work per byte is constant whatever the chunking (the fuzzer in tests/fuzz.rs checks all

@@ -1,4 +1,4 @@
-//! TaskState and its classes (proto TaskState; PROTOCOL.md sections 4.3, 6, 7, 8.2).
+//! TaskState and its classes (proto TaskState; docs/protocol-notes.md, "Task states").
 
 use std::fmt;
 
@@ -109,7 +109,8 @@ impl TaskState {
             "TASK_STATE_WORKING" | "working" => TaskState::Working,
             "TASK_STATE_COMPLETED" | "completed" => TaskState::Completed,
             "TASK_STATE_FAILED" | "failed" => TaskState::Failed,
-            // a2a-python 0.3 REST spells it with two Ls (PROTOCOL.md section 7).
+            // a2a-python 0.3 REST spells it with two Ls (docs/protocol-notes.md,
+            // "0.3 compatibility").
             "TASK_STATE_CANCELED" | "TASK_STATE_CANCELLED" | "canceled" | "cancelled" => TaskState::Canceled,
             "TASK_STATE_INPUT_REQUIRED" | "input-required" | "input_required" => TaskState::InputRequired,
             "TASK_STATE_REJECTED" | "rejected" => TaskState::Rejected,
@@ -129,7 +130,7 @@ impl TaskState {
         }
     }
 
-    /// ProtoJSON allows enums as numbers (PROTOCOL.md section 8.2).
+    /// ProtoJSON (spec section 5.5) allows enums as numbers, in proto order.
     pub fn from_number(n: i64) -> TaskState {
         match usize::try_from(n).ok().and_then(|i| Self::KNOWN.get(i)) {
             Some(state) => state.clone(),

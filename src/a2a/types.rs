@@ -1,6 +1,6 @@
-//! The task-side data model (proto Task, Message, Part, Artifact and the stream events;
-//! PROTOCOL.md section 4). One decoder reads both 1.0 and 0.3 shapes into these types; they
-//! always encode as 1.0. `v03` in the client turns them into 0.3 shapes where an agent needs it.
+//! The task-side data model (proto Task, Message, Part, Artifact and the stream events). One
+//! decoder reads both 1.0 and 0.3 shapes into these types; they always encode as 1.0. `v03` in the
+//! client turns them into 0.3 shapes where an agent needs it.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -141,7 +141,7 @@ struct FileWire {
     mime_type: Option<String>,
     bytes: Option<String>,
     uri: Option<String>,
-    // a2a-python 0.3 REST (PROTOCOL.md section 7).
+    // a2a-python 0.3 REST (docs/protocol-notes.md, "0.3 compatibility").
     file_with_bytes: Option<String>,
     file_with_uri: Option<String>,
 }
@@ -212,12 +212,13 @@ pub fn parts_text(parts: &[Part]) -> String {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
-    /// Spec examples omit it on status messages (PROTOCOL.md section 8.5): default, do not drop.
+    /// Spec examples omit it on status messages (spec section 6.3; docs/protocol-notes.md,
+    /// "Tolerant decoding"): default, do not drop.
     #[serde(default, deserialize_with = "lenient::text")]
     pub message_id: String,
     #[serde(default)]
     pub role: Role,
-    /// a2a-python 0.3 REST names the list `content` (PROTOCOL.md section 7).
+    /// a2a-python 0.3 REST names the list `content` (docs/protocol-notes.md, "0.3 compatibility").
     #[serde(default, alias = "content", deserialize_with = "lenient::list")]
     pub parts: Vec<Part>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -574,7 +575,7 @@ impl Serialize for StreamResponse {
     }
 }
 
-// ---- requests (proto *Request messages; PROTOCOL.md sections 2 and 4.8) ----
+// ---- requests (proto *Request messages; spec sections 9 and 3.1.4) ----
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -586,7 +587,8 @@ pub struct SendMessageConfiguration {
     /// false (the default) = block until terminal or interrupted (spec section 3.2.2).
     #[serde(default, deserialize_with = "lenient::flag", skip_serializing_if = "is_false")]
     pub return_immediately: bool,
-    /// 0.3 had `blocking`, the inverse (PROTOCOL.md section 7); read it so the demo agents take both.
+    /// 0.3 had `blocking`, the inverse (docs/protocol-notes.md, "Requests"); read it so the demo
+    /// agents take both.
     #[serde(default, skip_serializing)]
     pub blocking: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -684,7 +686,8 @@ pub struct ListTasksRequest {
 pub struct ListTasksResponse {
     #[serde(default, deserialize_with = "lenient::list")]
     pub tasks: Vec<Task>,
-    /// `""` = last page; may be missing despite spec section 3.1.4 (PROTOCOL.md section 8.4).
+    /// `""` = last page; may be missing despite spec section 3.1.4 (docs/protocol-notes.md,
+    /// "Tolerant decoding").
     #[serde(default, deserialize_with = "lenient::text")]
     pub next_page_token: String,
     #[serde(default, deserialize_with = "lenient::count")]

@@ -1,5 +1,5 @@
-//! What we send to 0.3 agents (PROTOCOL.md section 7). Decoding needs no counterpart: the
-//! tolerant decoders in `types` read 0.3 shapes directly.
+//! What we send to 0.3 agents (docs/protocol-notes.md, "0.3 compatibility"). Decoding needs no
+//! counterpart: the tolerant decoders in `types` read 0.3 shapes directly.
 
 use serde_json::{Map, Value, json};
 

@@ -59,7 +59,7 @@ pub mod jsonrpc {
         if version == ProtocolVersion::V1_0 {
             return Ok(call.name());
         }
-        // 0.3 method names (PROTOCOL.md section 7); 0.3 has no tasks/list.
+        // 0.3 method names (docs/protocol-notes.md, "0.3 compatibility"); 0.3 has no tasks/list.
         Ok(match call {
             Call::SendMessage(_) => "message/send",
             Call::SendStreamingMessage(_) => "message/stream",
@@ -148,7 +148,7 @@ pub mod rest {
             .unwrap_or_default()
     }
 
-    /// The body of a send: the request minus the tenant, which is in the path (PROTOCOL.md section 3).
+    /// The body of a send: the request minus the tenant, which is in the path (spec section 11).
     fn send_body(r: &SendMessageRequest) -> Value {
         let mut body = json!(r);
         if let Some(fields) = body.as_object_mut() {

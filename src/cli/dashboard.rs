@@ -56,7 +56,7 @@ fn init_logging(path: Option<PathBuf>) {
 
 pub fn theme(screen: &ScreenArgs, config: &Config) -> Result<Theme, Error> {
     let name = screen.theme.as_deref().or(config.theme.as_deref()).unwrap_or("dark");
-    let theme = Theme::load(name).map_err(Error::Usage)?;
+    let theme = Theme::load(name).map_err(|e| Error::Usage(e.to_string()))?;
     // https://no-color.org: any non-empty value.
     let no_color = std::env::var("NO_COLOR").is_ok_and(|v| !v.is_empty());
     Ok(if no_color { Theme::blank() } else { theme })
@@ -77,8 +77,8 @@ fn prefs(config: &Config) -> Prefs {
 /// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
     let theme = theme(screen, config)?;
-    let keys =
-        KeyMap::with_overrides(config.keys.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(Error::Usage)?;
+    let keys = KeyMap::with_overrides(config.keys.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(|e| Error::Usage(e.to_string()))?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()));
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
     store.limits = Limits {

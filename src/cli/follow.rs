@@ -1,6 +1,7 @@
-//! `--follow`: print every event of one task until it is terminal or interrupted. Servers
-//! disagree on when streams close (first seed), so a close is printed as what it is, then
-//! GetTask tells the truth and SubscribeToTask picks the task up again (spec section 3.1.6).
+//! `--follow`: print every event of one task until it is terminal or interrupted. Servers disagree
+//! on when streams close (docs/protocol-notes.md, "Stream closes"), so a close is printed as what
+//! it is, then GetTask tells the truth and SubscribeToTask picks the task up again
+//! (spec section 3.1.6).
 
 use std::time::Duration;
 
@@ -37,7 +38,8 @@ async fn consume(client: &Client, mut stream: EventStream, line: &mut TaskLine, 
             Ok(event) => {
                 emit(client, &event, line);
                 // A stream that continues a task may open with a snapshot still showing the
-                // question just answered (a2a-js, SDK-QUIRKS.md): that is not a new question.
+                // question just answered (docs/protocol-notes.md, "SDK quirks: a2a-js"): that is
+                // not a new question.
                 let stale_snapshot = continuing && matches!(event, StreamResponse::Task(_));
                 continuing = false;
                 if matches!(event, StreamResponse::Message(_)) || (settled(&line.state) && !stale_snapshot) {
@@ -90,7 +92,8 @@ pub async fn send_and_follow(client: &Client, req: &SendMessageRequest, continue
         tokio::time::sleep(Duration::from_millis(100 * 2u64.pow(resubscribes.min(5)))).await;
         match client.subscribe(&line.task).await {
             Ok(stream) => outcome = consume(client, stream, &mut line, false).await,
-            // Some servers refuse to subscribe to an interrupted task (a2a-go, SDK-QUIRKS.md).
+            // Some servers refuse to subscribe to an interrupted task (a2a-go;
+            // docs/protocol-notes.md, "SDK quirks: other servers").
             Err(e) if e.is_kind(ErrorKind::UnsupportedOperation) => {
                 return poll(client, &mut line).await;
             }

@@ -655,7 +655,7 @@ fn seconds(value: Option<f64>) -> Option<Duration> {
 
 /// The dashboard on the configured agents.
 async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
-    let config = Config::load(args.config.as_deref()).map_err(Error::Usage)?;
+    let config = Config::load(args.config.as_deref()).map_err(|e| Error::Usage(e.to_string()))?;
     let specs = agent_specs(conn, args, &config)?;
     if specs.is_empty() {
         return Err(Error::Usage(

@@ -1,8 +1,9 @@
-//! `assistant`: speaks interactions/v1 (third seed). Default flow: a question (INPUT_REQUIRED),
-//! an approval of github / create_pull_request (AUTH_REQUIRED), a slack connection
-//! (AUTH_REQUIRED), then a summary. A request mentioning `approval` starts at the approval,
-//! `connect` at the connection. Every interruption carries the open interaction in the status
-//! message's metadata under the extension URI, and is answered by a message on the same task.
+//! `assistant`: speaks interactions/v1 (docs/protocol-notes.md, "interactions/v1"). Default flow: a
+//! question (INPUT_REQUIRED), an approval of github / create_pull_request (AUTH_REQUIRED), a slack
+//! connection (AUTH_REQUIRED), then a summary. A request mentioning `approval` starts at the
+//! approval, `connect` at the connection. Every interruption carries the open interaction in the
+//! status message's metadata under the extension URI, and is answered by a message on the same
+//! task.
 
 use serde_json::{Map, Value, json};
 
@@ -74,7 +75,8 @@ impl Stage {
         }
     }
 
-    /// The seed's table: a question waits for input, approvals and connections for authorization.
+    /// The extension's table (docs/protocol-notes.md, "interactions/v1"): a question waits for
+    /// input, approvals and connections for authorization.
     fn state(self) -> TaskState {
         match self {
             Stage::Question => TaskState::InputRequired,
@@ -115,7 +117,8 @@ struct Answers {
     connected: Option<bool>,
 }
 
-/// Pauses on `stage`, with the open interaction on the status message (third seed).
+/// Pauses on `stage`, with the open interaction on the status message (docs/protocol-notes.md,
+/// "interactions/v1").
 fn ask(stage: Stage, answers: Answers, lead: Step) -> Turn {
     let interaction_id = format!("{}-{}", stage.kind(), uuid::Uuid::new_v4());
     let mut open = json!({
@@ -141,7 +144,8 @@ fn ask(stage: Stage, answers: Answers, lead: Step) -> Turn {
     )
 }
 
-/// Answered, the task goes back to WORKING on the same task (third seed, "The answer").
+/// Answered, the task goes back to WORKING on the same task (docs/protocol-notes.md,
+/// "interactions/v1").
 fn resume_after(stage: Stage, answers: Answers) -> Turn {
     let note = working(match stage {
         Stage::Question => format!(
@@ -207,7 +211,8 @@ fn record(stage: Stage, mut answers: Answers, reply: &Message, interaction_id: &
             })
         }
         Stage::Connection => {
-            // `true` or `{"connected": true}` connects; any other value declines (third seed).
+            // `true` or `{"connected": true}` connects; any other value declines
+            // (docs/protocol-notes.md, "interactions/v1").
             let value = reading.value()?;
             let connected =
                 value.as_bool() == Some(true) || value.get("connected").and_then(Value::as_bool) == Some(true);

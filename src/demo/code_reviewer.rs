@@ -1,5 +1,6 @@
 //! `code-reviewer`: asks for the base branch (INPUT_REQUIRED), then reviews against the branch
-//! named in the reply (first seed, task e5c95b09). Lists HTTP+JSON first on its card.
+//! named in the reply (docs/protocol-notes.md, "The demo scenario"). Lists HTTP+JSON first on its
+//! card.
 
 use serde_json::json;
 

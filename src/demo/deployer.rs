@@ -1,6 +1,6 @@
-//! `deployer`: the one guarded agent (fourth seed). Its card asks for a bearer token; a deploy
-//! waits in AUTH_REQUIRED until an operator approves outside A2A (first seed, spec §7.6.1), and a
-//! request that mentions `production` is REJECTED at once.
+//! `deployer`: the one guarded agent (docs/protocol-notes.md, "The demo scenario"). Its card asks
+//! for a bearer token; a deploy waits in AUTH_REQUIRED until an operator approves outside A2A
+//! (spec §7.6.1), and a request that mentions `production` is REJECTED at once.
 
 use std::collections::BTreeMap;
 
@@ -44,7 +44,7 @@ impl Scenario for Deployer {
     fn start(&self, task: &TaskContext, request: &Message) -> Turn {
         let text = request.text();
         if text.to_lowercase().contains("production") {
-            // Rejected straight from SUBMITTED (second seed, figure 3.5).
+            // Rejected straight from SUBMITTED (docs/protocol-notes.md, "Task states").
             return Turn::last(vec![status(
                 TaskState::Rejected,
                 "production deploys are not allowed from the planner",

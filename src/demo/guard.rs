@@ -45,8 +45,8 @@ pub struct Bearer {
     pub realm: String,
 }
 
-/// HTTP 401 with a challenge before any A2A processing, as the SDKs' middleware does (fourth
-/// seed; RFC 6750 `invalid_token` when a wrong token was sent).
+/// HTTP 401 with a challenge before any A2A processing, as the SDKs' middleware does
+/// (docs/protocol-notes.md, "Authorization"; RFC 6750 `invalid_token` when a wrong token was sent).
 pub async fn require_bearer(State(bearer): State<Arc<Bearer>>, request: Request, next: Next) -> Response {
     let sent = request
         .headers()

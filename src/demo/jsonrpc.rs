@@ -1,5 +1,5 @@
-//! The JSON-RPC 2.0 binding at `POST /` (spec §9): envelope in, `Call` out, and back. Errors
-//! travel with HTTP 200, as a2a-python sends them (SDK-QUIRKS.md).
+//! The JSON-RPC 2.0 binding at `POST /` (spec §9): envelope in, `Call` out, and back. Errors travel
+//! with HTTP 200, as a2a-python sends them (docs/protocol-notes.md, "SDK quirks: a2a-python").
 
 use std::sync::Arc;
 

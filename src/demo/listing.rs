@@ -1,5 +1,5 @@
 //! ListTasks over a snapshot of the store: filters, newest status first, cursor paging
-//! (spec §3.1.4, PROTOCOL.md §4.8), and the history/artifact trimming GetTask shares (§3.2.4).
+//! (spec §3.1.4), and the history/artifact trimming GetTask shares (§3.2.4).
 
 use super::error::{ApiError, ApiResult};
 use crate::a2a::{ListTasksRequest, ListTasksResponse, Task, TaskState};

@@ -1,6 +1,7 @@
-//! Built-in demo agents: four real A2A 1.0 servers on loopback that play the seeds' scenario
-//! (`test-runner`, `code-reviewer`, `deployer`, `assistant`) over JSON-RPC and HTTP+JSON, for
-//! `serve-demo`, `demo` and the integration tests. They answer in a2a-python's shapes.
+//! Built-in demo agents: four real A2A 1.0 servers on loopback that play one scenario
+//! (docs/protocol-notes.md, "The demo scenario"), as `test-runner`, `code-reviewer`, `deployer` and
+//! `assistant`, over JSON-RPC and HTTP+JSON, for `serve-demo`, `demo` and the integration tests.
+//! They answer in a2a-python's shapes.
 
 mod assistant;
 mod card;

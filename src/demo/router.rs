@@ -80,7 +80,8 @@ impl CardDocument {
     }
 }
 
-/// Outside A2A and unauthenticated, like the kit's (fourth seed, "In-task authorization").
+/// Outside A2A and unauthenticated, like the example it plays (docs/protocol-notes.md,
+/// "Authorization").
 async fn approve(State(agent): State<Arc<Agent>>, Path(task_id): Path<String>) -> Response {
     if agent.approve(&task_id) {
         Json(json!({"taskId": task_id, "approved": true})).into_response()

@@ -26,8 +26,8 @@ pub struct Store {
 #[derive(Default)]
 struct Inner {
     tasks: HashMap<String, Record>,
-    /// messageId -> the task it went to: a retry with the same id is answered once (third seed:
-    /// "the messageId is the answer's idempotency key").
+    /// messageId -> the task it went to: a retry with the same id is answered once (the answer's
+    /// idempotency key: docs/protocol-notes.md, "interactions/v1").
     message_ids: HashMap<String, String>,
 }
 
@@ -268,8 +268,7 @@ impl Record {
         self.task.history.push(message);
     }
 
-    /// The status message joins history once (second seed: "the previous status message can
-    /// move into history").
+    /// The status message joins history once (docs/protocol-notes.md, "Answering a task").
     fn archive_status_message(&mut self) {
         let Some(current) = &self.task.status.message else {
             return;

@@ -1,6 +1,7 @@
 //! `test-runner`: runs a suite, streams a log in chunks and a summary, then completes
-//! (second seed, task 3d8f7801). Triggers in the request text: `fail` ends FAILED, `drop` closes
-//! its streams (SendStreamingMessage and subscriptions alike) after a WORKING, `slow` paces ten times slower.
+//! (docs/protocol-notes.md, "The demo scenario"). Triggers in the request text: `fail` ends FAILED,
+//! `drop` closes its streams (SendStreamingMessage and subscriptions alike) after a WORKING, `slow`
+//! paces ten times slower.
 
 use serde_json::json;
 

@@ -7,6 +7,15 @@ use std::fmt;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
 
+/// A `[keys]` line that cannot be used, in the words the user sees.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("{0:?} is not a key (try q, G, ctrl-c, pgdn, f5, enter)")]
+    NotAKey(String),
+    #[error("{0:?} is not an action (see the help overlay, `?`)")]
+    NotAnAction(String),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
@@ -96,7 +105,7 @@ impl Key {
         Key { code: ev.code, mods }
     }
 
-    pub fn parse(text: &str) -> Result<Key, String> {
+    pub fn parse(text: &str) -> Result<Key, KeyError> {
         let mut mods = KeyModifiers::NONE;
         let mut rest = text;
         loop {
@@ -133,7 +142,7 @@ impl Key {
                 let mut chars = rest.chars();
                 match (chars.next(), chars.next()) {
                     (Some(c), None) => KeyCode::Char(c),
-                    _ => return Err(format!("{text:?} is not a key (try q, G, ctrl-c, pgdn, f5, enter)")),
+                    _ => return Err(KeyError::NotAKey(text.to_string())),
                 }
             }
         };
@@ -235,12 +244,12 @@ impl Default for KeyMap {
 
 impl KeyMap {
     /// The defaults with the config's `key = "action"` lines laid over them.
-    pub fn with_overrides<'a>(overrides: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<KeyMap, String> {
+    pub fn with_overrides<'a>(overrides: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<KeyMap, KeyError> {
         let mut map = KeyMap::default();
         for (key, action) in overrides {
             let key = Key::parse(key)?;
             let action: Action = serde_json::from_value(serde_json::Value::String(action.to_string()))
-                .map_err(|_| format!("{action:?} is not an action (see the help overlay, `?`)"))?;
+                .map_err(|_| KeyError::NotAnAction(action.to_string()))?;
             map.bindings.retain(|(k, _)| *k != key);
             map.bindings.push((key, action));
         }
@@ -330,7 +339,7 @@ mod tests {
             m.action(&press(KeyCode::Char('x'), KeyModifiers::NONE)),
             Some(Action::Quit)
         );
-        let err = KeyMap::with_overrides([("x", "explode")]).unwrap_err();
+        let err = KeyMap::with_overrides([("x", "explode")]).unwrap_err().to_string();
         assert!(err.contains("explode"), "{err}");
     }
 

@@ -4,7 +4,7 @@
 //! off; glyphs and bold/reversed keep states readable without it.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ratatui::style::{Color, Modifier, Style};
 
@@ -16,6 +16,26 @@ pub const BUILT_IN: [(&str, &str); 3] = [
     ("light", include_str!("../../themes/light.toml")),
     ("ansi16", include_str!("../../themes/ansi16.toml")),
 ];
+
+/// A theme that cannot be used, in the words the user sees.
+#[derive(Debug, thiserror::Error)]
+pub enum ThemeError {
+    #[error("{0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("{slot} = {value:?}: not a colour")]
+    NotAColour { slot: String, value: String },
+    #[error("unknown colour slot {0:?} (see themes/dark.toml)")]
+    UnknownSlot(String),
+    /// Neither a built-in name nor a readable file.
+    #[error("theme {name:?}: {source} (built-in themes: {})", built_in_names())]
+    NotFound { name: String, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    InFile { path: PathBuf, source: Box<ThemeError> },
+}
+
+fn built_in_names() -> String {
+    BUILT_IN.map(|(n, _)| n).join(", ")
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
@@ -45,11 +65,13 @@ impl Default for Theme {
 
 impl Theme {
     /// Reads a theme file's text over `base` (over `blank` when `None`).
-    pub fn parse(text: &str, base: Option<&Theme>) -> Result<Theme, String> {
-        let slots: BTreeMap<String, String> = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str, base: Option<&Theme>) -> Result<Theme, ThemeError> {
+        let slots: BTreeMap<String, String> = toml::from_str(text)?;
         let mut theme = base.cloned().unwrap_or_else(Theme::blank);
         for (slot, value) in slots {
-            let color: Color = value.parse().map_err(|_| format!("{slot} = {value:?}: not a colour"))?;
+            let Ok(color) = value.parse::<Color>() else {
+                return Err(ThemeError::NotAColour { slot, value });
+            };
             let target = match slot.as_str() {
                 "text" => &mut theme.text,
                 "dim" => &mut theme.dim,
@@ -67,7 +89,7 @@ impl Theme {
                 "healthy" => &mut theme.healthy,
                 "degraded" => &mut theme.degraded,
                 "broken" => &mut theme.broken,
-                other => return Err(format!("unknown colour slot {other:?} (see themes/dark.toml)")),
+                _ => return Err(ThemeError::UnknownSlot(slot)),
             };
             *target = color;
         }
@@ -75,16 +97,19 @@ impl Theme {
     }
 
     /// A built-in name (`dark`, `light`, `ansi16`) or a path to a TOML file.
-    pub fn load(name_or_path: &str) -> Result<Theme, String> {
+    pub fn load(name_or_path: &str) -> Result<Theme, ThemeError> {
         if let Some((_, text)) = BUILT_IN.iter().find(|(n, _)| *n == name_or_path) {
             return Theme::parse(text, None);
         }
         let path = Path::new(name_or_path);
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-            format!("theme {name_or_path:?}: {e} (built-in themes: {})", names.join(", "))
+        let text = std::fs::read_to_string(path).map_err(|source| ThemeError::NotFound {
+            name: name_or_path.to_string(),
+            source,
         })?;
-        Theme::parse(&text, Some(&Theme::default())).map_err(|e| format!("{}: {e}", path.display()))
+        Theme::parse(&text, Some(&Theme::default())).map_err(|e| ThemeError::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
     }
 
     /// Every colour the terminal's own. With `NO_COLOR` (https://no-color.org) this is the
@@ -179,11 +204,16 @@ mod tests {
         let t = Theme::parse("success = \"#00ff00\"", Some(&Theme::default())).unwrap();
         assert_eq!(t.success, Color::Rgb(0, 255, 0));
         assert_eq!(t.failure, Theme::default().failure);
-        let err = Theme::parse("sucess = \"red\"", None).unwrap_err();
+        let err = Theme::parse("sucess = \"red\"", None).unwrap_err().to_string();
         assert!(err.contains("sucess"), "{err}");
-        let err = Theme::parse("success = \"grean\"", None).unwrap_err();
+        let err = Theme::parse("success = \"grean\"", None).unwrap_err().to_string();
         assert!(err.contains("not a colour"), "{err}");
-        assert!(Theme::load("no-such-theme").unwrap_err().contains("built-in themes"));
+        assert!(
+            Theme::load("no-such-theme")
+                .unwrap_err()
+                .to_string()
+                .contains("built-in themes")
+        );
     }
 
     #[test]

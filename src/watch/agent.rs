@@ -489,7 +489,8 @@ impl Act {
                 Err(_) => return self.fail(action, self.no_reply()).await,
             }
         };
-        // The stream may close at any state (first seed): the watcher takes the task from here.
+        // The stream may close at any state (docs/protocol-notes.md, "Stream closes"): the watcher
+        // takes the task from here.
         if let Some(task) = task {
             let _ = self.myself.send(Command::Watch(task)).await;
         }

@@ -1,7 +1,8 @@
-//! Watching one task until it is terminal. Servers disagree on when streams close (first
-//! seed), so a close is never read as a state: after every close GetTask tells the truth, and
-//! while the task lives we subscribe again (spec section 3.1.6), or poll where subscribing keeps
-//! failing or is refused (some SDKs refuse to subscribe to an interrupted task).
+//! Watching one task until it is terminal. Servers disagree on when streams close
+//! (docs/protocol-notes.md, "Stream closes"), so a close is never read as a state: after every
+//! close GetTask tells the truth, and while the task lives we subscribe again (spec section 3.1.6),
+//! or poll where subscribing keeps failing or is refused (some SDKs refuse to subscribe to an
+//! interrupted task).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -175,7 +176,8 @@ impl TaskWatch {
                         return self.ended(self.stuck + 1);
                     }
                     // Some servers refuse a subscription to a live task with TaskNotFound
-                    // (SDK-QUIRKS.md); GetTask below says whether it really is gone.
+                    // (docs/protocol-notes.md, "SDK quirks: other servers"); GetTask below says
+                    // whether it really is gone.
                     Subscription::Refused(e) if e.is_kind(ErrorKind::TaskNotFound) => failures += 1,
                     // Terminal tasks refuse subscription; so do some servers for interrupted
                     // ones. GetTask below tells which.

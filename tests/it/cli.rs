@@ -154,7 +154,8 @@ async fn interactions_are_answered_from_the_command_line() {
         "{}",
         stderr(&answered)
     );
-    // Text never approves (third seed): the agent refuses it, and the task keeps waiting.
+    // Text never approves (docs/protocol-notes.md, "interactions/v1"): the agent refuses it, and
+    // the task keeps waiting.
     let text = run(&["reply", url, &task, "yes", "--force"], &[]).await;
     assert_eq!(text.status.code(), Some(1));
     assert!(stderr(&text).contains("UnsupportedOperation"), "{}", stderr(&text));

@@ -405,7 +405,8 @@ fn v03_and_v10_runs_decode_to_the_same_states() {
         let js = states("js-1.3.0", &file("stream-question.sse"), binding_is_rest);
         assert_eq!(js, v10, "a2a-js asks the same way");
         // The reply stream: a2a-python goes straight to WORKING; a2a-js first re-sends the task
-        // snapshot, still INPUT_REQUIRED (SDK-QUIRKS.md): not a new question.
+        // snapshot, still INPUT_REQUIRED (docs/protocol-notes.md, "SDK quirks: a2a-js"): not a new
+        // question.
         let py_reply = states("py-1.3.0", &file("stream-reply.sse"), binding_is_rest);
         let js_reply = states("js-1.3.0", &file("stream-reply.sse"), binding_is_rest);
         assert_eq!(py_reply.first().map(String::as_str), Some("WORKING"));

@@ -1,5 +1,6 @@
 mod answers;
 mod cli;
+mod configs;
 mod demo_client;
 mod demo_wire;
 mod engine;

@@ -1,7 +1,8 @@
-//! The lifecycle scenarios every peer must pass, whoever built it: our demo agents and the
-//! official SDKs' agents run the same checks through the real client over real HTTP. Where the
-//! SDKs differ on the wire, a `Quirks` value says what one peer does, so each difference is
-//! pinned per SDK (SDK-QUIRKS.md, tests/golden/README.md) instead of being tolerated silently.
+//! The lifecycle scenarios every peer must pass, whoever built it: our demo agents and the official
+//! SDKs' agents run the same checks through the real client over real HTTP. Where the SDKs differ
+//! on the wire, a `Quirks` value says what one peer does, so each difference is pinned per SDK (the
+//! "SDK quirks" sections of docs/protocol-notes.md; tests/golden/README.md) instead of being
+//! tolerated silently.
 
 use std::time::Duration;
 
