@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT, Frame};
 use a2a_watch::a2a::wire::jsonrpc;
-use a2a_watch::demo::load::{LoadConfig, scripts};
 use a2a_watch::event::Event;
 use a2a_watch::store::Store;
 
+use crate::load::{LoadConfig, scripts};
 use crate::util::{Section, Verdict, median, quick, say, table};
 
 /// The SSE bytes of many interleaved streams, cut the way reads arrive, and their payloads.
@@ -316,7 +316,7 @@ with 256 KiB reads as with 16 KiB reads (table below). Hot functions: see Profil
         worst_row.apply / worst_row.baseline,
     );
     let body = format!(
-        "Input: the load agent's own frames (`demo::load::scripts`, a2a-python 1.3 shapes: UUID ids, a status \
+        "Input: the load agent's own frames (`load::scripts`, a2a-python 1.3 shapes: UUID ids, a status \
 message with one text part, RFC 3339 timestamps), {tasks} streams interleaved frame by frame and cut into 16 KiB reads. \
 One thread, median of {reps} passes, per frame. *full* = `sse::frames` → `jsonrpc::decode_frame` → \
 `Event::Update` (with `Timestamp::now()`, as the watcher stamps it) → `Store::apply`, a fresh store per pass. \

@@ -14,11 +14,11 @@ use tokio::sync::mpsc;
 use a2a_watch::a2a::StreamResponse;
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use a2a_watch::a2a::wire::jsonrpc;
-use a2a_watch::demo::load::task_id;
 use a2a_watch::event::Event;
 use a2a_watch::store::Store;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 
+use crate::load::task_id;
 use crate::util::{
     LoadServer, Section, Verdict, cpu_seconds, median, quick, say, self_context_switches, self_cpu_seconds,
     sys_seconds, table, thousands,
@@ -517,7 +517,7 @@ handed to each rung are the same size, so eventsource-stream's read-size cost (b
         Verdict::of(ok_a && ok_b)
     };
     let body = format!(
-        "`a2a-watch serve-load --tasks {tasks} --events N` as a separate process (a fresh one per run, so every \
+        "The load agent, `serve-load --tasks {tasks} --events N`, as a separate process (a fresh one per run, so every \
 task starts from its first event), streams as fast as the client reads. *Ours*: `Engine::start` with one \
 `AgentSpec` (card discovery, ListTasks, one SubscribeToTask watcher per task, GetTask after each stream ends) sending \
 into a 1024-slot channel, and a consumer applying every event to a `Store`; timed from `Engine::start` until every \

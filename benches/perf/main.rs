@@ -6,6 +6,7 @@
 //!                             [--report FILE]       (default: all, report to stdout)
 //!                             [--profile]           (append callgrind profiles of the worst ratios)
 //! cargo bench --bench perf -- profile decode|apply-log|render-steady|render-event|ingest
+//! <this binary> serve-load [--tasks N] [--events N] ...   (the load agent; `serve-load --help`)
 //! ```
 //! `BENCH_QUICK=1` shrinks every benchmark to a smoke run. Benchmarks report; they never fail.
 
@@ -13,6 +14,7 @@ mod decode;
 mod idle;
 mod ingest;
 mod latency;
+mod load;
 mod memory;
 mod render;
 mod scale;
@@ -94,6 +96,10 @@ fn main() {
         profile(args.get(1).map_or("decode", String::as_str));
         return;
     }
+    if args.first().map(String::as_str) == Some("serve-load") {
+        serve_load(&args);
+        return;
+    }
     let with_profiles = args.iter().any(|a| a == "--profile");
     args.retain(|a| a != "--profile");
     let mut report = None;
@@ -141,6 +147,77 @@ fn main() {
         None => print!("{text}"),
     }
     let _ = std::fs::remove_dir_all(util::scratch());
+}
+
+/// The load agents' flags (`util::LoadServer` starts this binary with them).
+#[derive(clap::Parser)]
+#[command(name = "serve-load")]
+struct LoadArgs {
+    /// Tasks per agent.
+    #[arg(long, default_value_t = 100)]
+    tasks: usize,
+    /// Status updates per task; the last one completes it unless --hold.
+    #[arg(long, default_value_t = 100)]
+    events: usize,
+    /// Events per second on each stream (default: as fast as the client reads).
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Agents, on consecutive ports from --port (ephemeral ports when --port is 0).
+    #[arg(long, default_value_t = 1)]
+    agents: usize,
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Each task's artifact size in bytes, streamed in --artifact-chunks chunks.
+    #[arg(long, default_value_t = 0)]
+    artifact_bytes: usize,
+    #[arg(long, default_value_t = 0)]
+    artifact_chunks: usize,
+    /// Keep the tasks working and their streams open after their events.
+    #[arg(long)]
+    hold: bool,
+    /// Seconds between keep-alive comments on quiet streams.
+    #[arg(long, default_value_t = 15.0)]
+    keep_alive: f64,
+}
+
+/// `serve-load`: starts the load agents on loopback, prints one JSON line with their URLs once
+/// they listen, then serves until interrupted.
+fn serve_load(args: &[String]) {
+    use clap::{CommandFactory as _, Parser as _};
+    let a = LoadArgs::parse_from(args);
+    if !(a.keep_alive > 0.0 && a.keep_alive.is_finite()) {
+        LoadArgs::command()
+            .error(
+                clap::error::ErrorKind::ValueValidation,
+                "--keep-alive must be a positive number of seconds",
+            )
+            .exit();
+    }
+    let config = load::LoadConfig {
+        agents: a.agents,
+        tasks: a.tasks,
+        events: a.events,
+        rate: a.rate,
+        artifact_bytes: a.artifact_bytes,
+        artifact_chunks: a.artifact_chunks,
+        hold: a.hold,
+        port: a.port,
+        keep_alive: std::time::Duration::from_secs_f64(a.keep_alive),
+    };
+    // The scale benchmark holds thousands of streams open against it.
+    a2a_watch::cli::raise_open_file_limit();
+    let runtime = tokio::runtime::Runtime::new().expect("the async runtime starts");
+    runtime.block_on(async {
+        let running = load::start(config)
+            .await
+            .unwrap_or_else(|e| panic!("serve-load on 127.0.0.1:{}: {e}", a.port));
+        println!("{}", serde_json::json!({ "agents": running.urls }));
+        // If the signal handler cannot be installed, serve until killed.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        running.stop();
+    });
 }
 
 /// One workload alone, for `valgrind --tool=callgrind`; the `#[inline(never)]` functions are

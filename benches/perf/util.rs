@@ -32,7 +32,7 @@ pub fn empty_config() -> PathBuf {
     path
 }
 
-/// `a2a-watch serve-load ...` as a child process; killed on drop.
+/// The load agent (`load.rs`), this binary's `serve-load ...`, as a child process; killed on drop.
 pub struct LoadServer {
     child: Child,
     pub urls: Vec<String>,
@@ -40,13 +40,13 @@ pub struct LoadServer {
 
 impl LoadServer {
     pub fn start(args: &[String]) -> LoadServer {
-        let mut child = Command::new(binary())
+        let mut child = Command::new(std::env::current_exe().expect("the bench binary knows its path"))
             .arg("serve-load")
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("the a2a-watch binary runs");
+            .expect("the bench binary runs");
         let stdout = child.stdout.take().expect("piped");
         let mut line = String::new();
         BufReader::new(stdout)

@@ -188,36 +188,6 @@ pub enum Command {
         #[arg(long, default_value_t = 0.6)]
         delay: f64,
     },
-    /// Benchmark load agents on loopback (hidden; see benches/ and scripts/bench.sh). Prints one
-    /// JSON line with the agents' URLs once they listen, then serves until interrupted.
-    #[command(hide = true)]
-    ServeLoad {
-        /// Tasks per agent.
-        #[arg(long, default_value_t = 100)]
-        tasks: usize,
-        /// Status updates per task; the last one completes it unless --hold.
-        #[arg(long, default_value_t = 100)]
-        events: usize,
-        /// Events per second on each stream (default: as fast as the client reads).
-        #[arg(long)]
-        rate: Option<f64>,
-        /// Agents, on consecutive ports from --port (ephemeral ports when --port is 0).
-        #[arg(long, default_value_t = 1)]
-        agents: usize,
-        #[arg(long, default_value_t = 0)]
-        port: u16,
-        /// Each task's artifact size in bytes, streamed in --artifact-chunks chunks.
-        #[arg(long, default_value_t = 0)]
-        artifact_bytes: usize,
-        #[arg(long, default_value_t = 0)]
-        artifact_chunks: usize,
-        /// Keep the tasks working and their streams open after their events.
-        #[arg(long)]
-        hold: bool,
-        /// Seconds between keep-alive comments on quiet streams.
-        #[arg(long, default_value_t = 15.0)]
-        keep_alive: f64,
-    },
     /// Start the demo agents and a planner that delegates work to them, and watch it all.
     Demo {
         /// The first agent's port (the next three follow); taken ports fall back to free ones.
@@ -255,10 +225,10 @@ impl ConnArgs {
     }
 }
 
-/// Parses the arguments, runs the command, and maps the outcome to an exit code.
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
 /// dashboard on thousands of tasks does not run out (the engine also caps streams per agent).
-fn raise_open_file_limit() {
+/// Public for the benchmarks' load agent, which holds as many streams from the other end.
+pub fn raise_open_file_limit() {
     #[cfg(unix)]
     // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
     unsafe {
@@ -275,6 +245,7 @@ fn raise_open_file_limit() {
     }
 }
 
+/// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     raise_open_file_limit();
@@ -424,39 +395,6 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             delay,
             screen,
         } => run_demo(base_port, delay, &screen).await?,
-        Command::ServeLoad {
-            tasks,
-            events,
-            rate,
-            agents,
-            port,
-            artifact_bytes,
-            artifact_chunks,
-            hold,
-            keep_alive,
-        } => {
-            if !(keep_alive > 0.0 && keep_alive.is_finite()) {
-                return Err(Error::Usage("--keep-alive must be a positive number of seconds".into()));
-            }
-            let config = demo::load::LoadConfig {
-                agents,
-                tasks,
-                events,
-                rate,
-                artifact_bytes,
-                artifact_chunks,
-                hold,
-                port,
-                keep_alive: Duration::from_secs_f64(keep_alive),
-            };
-            let running = demo::load::start(config).await.map_err(|e| Error::Io {
-                path: format!("127.0.0.1:{port}"),
-                source: e,
-            })?;
-            out::line(&ndjson::to_json(&serde_json::json!({ "agents": running.urls })));
-            wait_for_interrupt().await;
-            running.stop();
-        }
     }
     Ok(())
 }

@@ -11,7 +11,6 @@ mod error;
 mod guard;
 mod jsonrpc;
 mod listing;
-pub mod load;
 pub mod planner;
 mod rest;
 mod router;

@@ -1,4 +1,4 @@
-//! A load agent for the benchmarks (`a2a-watch serve-load`, hidden): N tasks per agent on
+//! A load agent for the benchmarks (the perf bench's `serve-load`): N tasks per agent on
 //! loopback, A2A 1.0 over JSON-RPC, frames shaped like a2a-python 1.3's. Each SubscribeToTask
 //! stream sends the task snapshot, then the task's remaining status updates (and artifact chunks)
 //! as fast as the client reads, or at a set rate per stream; the last update completes the task
@@ -8,6 +8,9 @@
 //!
 //! Frames are written by hand rather than through serde, so the server costs the client under
 //! test as little CPU as possible on a shared machine.
+//!
+//! A module of the perf bench, kept out of the product binary; its tests run as their own test
+//! target (`load_agent` in Cargo.toml), since a `harness = false` bench runs none.
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -28,8 +31,8 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::a2a::card::{AgentCapabilities, AgentCard, AgentInterface};
-use crate::a2a::{Binding, parse_timestamp};
+use a2a_watch::a2a::card::{AgentCapabilities, AgentCard, AgentInterface};
+use a2a_watch::a2a::{Binding, parse_timestamp};
 
 /// What the load agents serve.
 #[derive(Debug, Clone)]
@@ -593,10 +596,13 @@ pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
     Ok(LoadAgents { urls, servers })
 }
 
+// The perf bench compiles this module with cfg(test) but no harness, which drops the tests and
+// leaves their imports and helpers unused there; the `load_agent` target runs them.
 #[cfg(test)]
+#[allow(unused)]
 mod tests {
     use super::*;
-    use crate::a2a::{StreamResponse, TaskState};
+    use a2a_watch::a2a::{StreamResponse, TaskState};
     use futures::StreamExt;
 
     fn agent(config: LoadConfig) -> LoadAgent {
@@ -616,10 +622,10 @@ mod tests {
         while a.step(1, "7", Timestamp::now(), &mut out) {}
         let bytes = vec![Ok::<_, io::Error>(Bytes::from(out))];
         let frames: Vec<_> =
-            futures::executor::block_on(crate::a2a::sse::frames(futures::stream::iter(bytes), 1 << 20).collect());
+            futures::executor::block_on(a2a_watch::a2a::sse::frames(futures::stream::iter(bytes), 1 << 20).collect());
         let events: Vec<StreamResponse> = frames
             .into_iter()
-            .map(|f| crate::a2a::wire::jsonrpc::decode_frame(&f.unwrap()).unwrap())
+            .map(|f| a2a_watch::a2a::wire::jsonrpc::decode_frame(&f.unwrap()).unwrap())
             .collect();
         assert_eq!(events.len(), 8);
         assert_eq!(events.iter().filter(|e| e.kind() == "artifact").count(), 3);
@@ -631,7 +637,7 @@ mod tests {
         let mut task = String::new();
         let p = *a.slots[1].progress.lock().unwrap();
         a.task_json(1, &p, true, &mut task);
-        let task: crate::a2a::Task = serde_json::from_str(&task).unwrap();
+        let task: a2a_watch::a2a::Task = serde_json::from_str(&task).unwrap();
         assert_eq!(task.artifacts[0].text().len(), 30);
         assert_eq!(a.find(&task_id(0, 1)), Some(1));
         assert_eq!(a.find("nope"), None);
@@ -652,16 +658,57 @@ mod tests {
         for (i, s) in a.slots.iter().enumerate() {
             s.progress.lock().unwrap().at = Timestamp::from_second(1_800_000_000 + i as i64).unwrap();
         }
-        let page: crate::a2a::ListTasksResponse =
+        let page: a2a_watch::a2a::ListTasksResponse =
             serde_json::from_str(&list(&a, &json!({"pageSize": 2})).unwrap()).unwrap();
         assert_eq!(page.tasks[0].id, task_id(0, 4));
         assert_eq!(page.total_size, 5);
-        let next: crate::a2a::ListTasksResponse =
+        let next: a2a_watch::a2a::ListTasksResponse =
             serde_json::from_str(&list(&a, &json!({"pageSize": 2, "pageToken": page.next_page_token})).unwrap())
                 .unwrap();
         assert_eq!(next.tasks[0].id, task_id(0, 2));
-        let after: crate::a2a::ListTasksResponse =
+        let after: a2a_watch::a2a::ListTasksResponse =
             serde_json::from_str(&list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap()).unwrap();
         assert!(after.tasks.len() < 5);
+    }
+
+    #[tokio::test]
+    async fn the_client_follows_a_task_to_its_end_and_the_stats_count_it() {
+        let running = start(LoadConfig {
+            tasks: 2,
+            events: 3,
+            ..LoadConfig::default()
+        })
+        .await
+        .unwrap();
+        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
+            .await
+            .unwrap();
+        let events: Vec<StreamResponse> = client
+            .subscribe(&task_id(0, 0))
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(events.len(), 4, "the snapshot, then three status updates");
+        assert_eq!(
+            client.get_task(&task_id(0, 0), None).await.unwrap().status.state,
+            TaskState::Completed
+        );
+        // The library's client, which never sends loopback through a proxy.
+        let http = a2a_watch::a2a::client::http_client(Duration::from_secs(5)).unwrap();
+        let stats = http
+            .get(format!("{}/_load/stats", running.urls[0]))
+            .send()
+            .await
+            .unwrap()
+            .json::<Value>()
+            .await
+            .unwrap();
+        assert_eq!(
+            (stats["events"].as_u64(), stats["completed"].as_u64()),
+            (Some(3), Some(1))
+        );
+        running.stop();
     }
 }
