@@ -4,6 +4,7 @@
 
 mod args;
 mod dashboard;
+mod demo;
 mod follow;
 mod headless;
 mod out;
@@ -11,20 +12,15 @@ mod print;
 mod specs;
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Parser;
 
-use crate::a2a::auth::Secret;
 use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Client, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
 use crate::config::Config;
-use crate::demo;
 use crate::ndjson::{self, EventLine, TaskLine};
-use crate::watch::{AgentSpec, Credential, WatchOptions};
 pub use args::{BindingArg, Cli, Command, ConnArgs, WatchArgs};
-use dashboard::ScreenArgs;
 use specs::{agent_specs, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
@@ -181,35 +177,14 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             base_port,
             token,
             delay,
-        } => {
-            let agents = demo::start(demo_config(base_port, token, delay)?)
-                .await
-                .map_err(|e| Error::Io {
-                    path: format!("127.0.0.1:{base_port}"),
-                    source: e,
-                })?;
-            out::print(&print::demo_banner(&agents));
-            wait_for_interrupt().await;
-            agents.shutdown().await;
-        }
+        } => demo::serve(base_port, token, delay).await?,
         Command::Demo {
             base_port,
             delay,
             screen,
-        } => run_demo(base_port, delay, &screen).await?,
+        } => demo::run(base_port, delay, &screen).await?,
     }
     Ok(())
-}
-
-fn demo_config(base_port: u16, token: String, delay: f64) -> Result<demo::DemoConfig, Error> {
-    if !(delay >= 0.0 && delay.is_finite()) {
-        return Err(Error::Usage("--delay must be a number of seconds, 0 or more".into()));
-    }
-    Ok(demo::DemoConfig {
-        base_port,
-        token,
-        step: Duration::from_secs_f64(delay),
-    })
 }
 
 fn parse_state(s: &str) -> Result<TaskState, Error> {
@@ -286,13 +261,6 @@ async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, contin
     Ok(())
 }
 
-async fn wait_for_interrupt() {
-    // If the signal handler cannot be installed there is nothing to wait for but the end.
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
 /// The dashboard on the configured agents.
 async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
     let config = Config::load(args.config.as_deref()).map_err(|e| Error::Usage(e.to_string()))?;
@@ -303,44 +271,4 @@ async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
         ));
     }
     dashboard::run(specs, watch_options(args, &config), &config, &args.screen).await
-}
-
-/// The demo agents, a planner delegating to them, and the dashboard on the planner's context.
-async fn run_demo(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), Error> {
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let config = demo_config(base_port, token.clone(), delay)?;
-    let agents = match demo::start(config.clone()).await {
-        Ok(agents) => agents,
-        // Zero setup: if the ports are taken, any free ones will do.
-        Err(_) => demo::start(demo::DemoConfig { base_port: 0, ..config })
-            .await
-            .map_err(|e| Error::Io {
-                path: "127.0.0.1".into(),
-                source: e,
-            })?,
-    };
-    let planner = demo::planner::Planner::connect(&agents, &token, Duration::from_secs_f64(delay)).await?;
-    let context = planner.context().to_string();
-    let planning = tokio::spawn(planner.run());
-    let specs = agents
-        .agents
-        .iter()
-        .map(|a| {
-            let mut spec = AgentSpec::new(a.url.clone());
-            spec.name = Some(a.name.clone());
-            spec.poll_interval = Duration::from_secs(2);
-            if a.name == "deployer" {
-                spec.credential = Credential::Value(Secret::new(token.clone()));
-            }
-            spec
-        })
-        .collect();
-    let opts = WatchOptions {
-        context: Some(context),
-        ..WatchOptions::default()
-    };
-    let result = dashboard::run(specs, opts, &Config::default(), screen).await;
-    planning.abort();
-    agents.shutdown().await;
-    result
 }
