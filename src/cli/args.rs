@@ -117,34 +117,7 @@ pub enum Command {
     /// Answer a task waiting in INPUT_REQUIRED, on the same task and context.
     /// With --approve, --deny, --connected or --value, answers the task's interactions/v1
     /// interaction (an approval, a connection request, a question) instead.
-    Reply {
-        url: String,
-        task_id: String,
-        /// The answer, as text (needed unless an interaction flag is given).
-        #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
-        text: Option<String>,
-        /// Approve the held tool call (interactions/v1 approval).
-        #[arg(long, group = "interaction")]
-        approve: bool,
-        /// Deny the held tool call (interactions/v1 approval).
-        #[arg(long, group = "interaction")]
-        deny: bool,
-        /// Answer a connection request: true once the app is connected, false to decline.
-        #[arg(long, group = "interaction", value_name = "true|false")]
-        connected: Option<bool>,
-        /// Answer a question with a JSON value (text that is not JSON is sent as text).
-        #[arg(long, group = "interaction", value_name = "JSON")]
-        value: Option<String>,
-        /// The answer's messageId, its idempotency key: reuse it to retry without answering twice.
-        #[arg(long)]
-        message_id: Option<String>,
-        /// Stream the events that follow the answer as NDJSON.
-        #[arg(long)]
-        follow: bool,
-        /// Send even if the task is not waiting for input.
-        #[arg(long)]
-        force: bool,
-    },
+    Reply(ReplyArgs),
     /// Get one task.
     Get {
         url: String,
@@ -180,6 +153,37 @@ pub enum Command {
         #[command(flatten)]
         screen: ScreenArgs,
     },
+}
+
+// A struct of its own, unlike the other commands' fields: `reply` has too many to pass one by one.
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    pub url: String,
+    pub task_id: String,
+    /// The answer, as text (needed unless an interaction flag is given).
+    #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
+    pub text: Option<String>,
+    /// Approve the held tool call (interactions/v1 approval).
+    #[arg(long, group = "interaction")]
+    pub approve: bool,
+    /// Deny the held tool call (interactions/v1 approval).
+    #[arg(long, group = "interaction")]
+    pub deny: bool,
+    /// Answer a connection request: true once the app is connected, false to decline.
+    #[arg(long, group = "interaction", value_name = "true|false")]
+    pub connected: Option<bool>,
+    /// Answer a question with a JSON value (text that is not JSON is sent as text).
+    #[arg(long, group = "interaction", value_name = "JSON")]
+    pub value: Option<String>,
+    /// The answer's messageId, its idempotency key: reuse it to retry without answering twice.
+    #[arg(long)]
+    pub message_id: Option<String>,
+    /// Stream the events that follow the answer as NDJSON.
+    #[arg(long)]
+    pub follow: bool,
+    /// Send even if the task is not waiting for input.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn parse_secret(value: &str) -> Result<Secret, String> {
