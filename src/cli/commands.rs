@@ -1,5 +1,7 @@
 //! The scriptable client's commands: one function each, printing what the agent answers.
 
+use serde::Serialize;
+
 use super::args::{ConnArgs, ReplyArgs};
 use super::{follow, out, print};
 use crate::a2a::client::{Listing, MAX_PAGES};
@@ -10,11 +12,7 @@ use crate::ndjson::{self, EventLine, TaskLine};
 /// `card`: the resolved agent card, summed up or as JSON.
 pub async fn card(conn: &ConnArgs, url: &str, json: bool) -> Result<(), Error> {
     let client = conn.connect(url).await?;
-    if json {
-        out::line(&ndjson::to_json_pretty(&client.card));
-    } else {
-        out::print(&print::card_summary(&client));
-    }
+    show(json, &client.card, || print::card_summary(&client));
     Ok(())
 }
 
@@ -109,12 +107,17 @@ pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
 pub async fn get(conn: &ConnArgs, url: &str, task_id: &str, history: Option<u32>, json: bool) -> Result<(), Error> {
     let client = conn.connect(url).await?;
     let task = client.get_task(task_id, history).await?;
-    if json {
-        out::line(&ndjson::to_json_pretty(&task));
-    } else {
-        out::print(&print::task_detail(&task));
-    }
+    show(json, &task, || print::task_detail(&task));
     Ok(())
+}
+
+/// One value as pretty JSON (`--json`), or as text for a reader.
+fn show(json: bool, value: &impl Serialize, text: impl FnOnce() -> String) {
+    if json {
+        out::line(&ndjson::to_json_pretty(value));
+    } else {
+        out::print(&text());
+    }
 }
 
 /// `cancel`: CancelTask, and the task as it stands after.
