@@ -1,6 +1,10 @@
 //! The command line: the dashboard (no subcommand), its headless twin (`--json`), a
 //! scriptable A2A client, and the demo. Exit codes: 0 success, 1 protocol or transport error,
 //! 2 bad usage.
+//!
+//! Here: start-up and the dispatcher. The schema is in `args`, the agents to watch (flags and
+//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, and
+//! the front ends in `dashboard` and `headless`.
 
 mod args;
 mod commands;
@@ -18,7 +22,7 @@ use clap::Parser;
 
 use crate::a2a::Error;
 use crate::config::Config;
-pub use args::{BindingArg, Cli, Command, ConnArgs, WatchArgs};
+pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
 use specs::{agent_specs, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
@@ -61,6 +65,7 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Runs one parsed command line: the dashboard, or the command it names.
 pub async fn run(cli: Cli) -> Result<(), Error> {
     let conn = &cli.conn;
     let Some(command) = cli.command else {
