@@ -1,229 +1,29 @@
 //! The command line: the dashboard (no subcommand), its headless twin (`--json`), a
 //! scriptable A2A client, and the demo. Exit codes: 0 success, 1 protocol or transport error,
 //! 2 bad usage.
+//!
+//! Here: start-up and the dispatcher. The schema is in `args`, the agents to watch (flags and
+//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, and
+//! the front ends in `dashboard` and `headless`.
 
+mod args;
+mod commands;
 mod dashboard;
+mod demo;
 mod follow;
 mod headless;
 mod out;
 mod print;
+mod specs;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::Parser;
 
-use crate::a2a::auth::Secret;
-use crate::a2a::client::{Listing, MAX_PAGES};
-use crate::a2a::interactions::{self, Answer, Interaction};
-use crate::a2a::{
-    Binding, Client, ClientOptions, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task,
-    TaskState,
-};
+use crate::a2a::Error;
 use crate::config::Config;
-use crate::demo;
-use crate::ndjson::{self, EventLine, TaskLine};
-use crate::watch::{AgentSpec, Credential, WatchOptions};
-use dashboard::ScreenArgs;
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "a2a-watch",
-    version,
-    about = "Watch and steer the work AI agents do for each other over A2A"
-)]
-#[command(after_help = "With no command, opens the dashboard on the agents of --agent and the config file.")]
-pub struct Cli {
-    #[command(flatten)]
-    pub conn: ConnArgs,
-    #[command(flatten)]
-    pub watch: WatchArgs,
-    #[command(subcommand)]
-    pub command: Option<Command>,
-}
-
-/// What the dashboard watches.
-#[derive(Args, Debug, Clone)]
-pub struct WatchArgs {
-    /// An agent to watch, `[NAME=]URL` (repeatable). NAME selects A2A_TOKEN_<NAME>; without it
-    /// the card's name is shown, and only A2A_TOKEN applies, where the card asks.
-    #[arg(long = "agent", value_name = "[NAME=]URL")]
-    pub agents: Vec<String>,
-    /// The config file (default: ~/.config/a2a-watch/config.toml on Linux).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Watch only this context (one planner's delegations).
-    #[arg(long)]
-    pub context: Option<String>,
-    /// Also watch this task, `AGENT:ID` (AGENT = a name or the agent's position, from 1).
-    #[arg(long = "task", value_name = "AGENT:ID")]
-    pub tasks: Vec<String>,
-    /// Open streams per agent at most; the rest are followed by listing.
-    #[arg(long)]
-    pub max_streams: Option<usize>,
-    #[command(flatten)]
-    pub screen: ScreenArgs,
-}
-
-/// How to reach an agent; shared by every client command.
-#[derive(Args, Debug, Clone)]
-pub struct ConnArgs {
-    /// Force a binding instead of the card's first choice (rest = HTTP+JSON).
-    #[arg(long, global = true, value_enum)]
-    pub binding: Option<BindingArg>,
-    /// Bearer token or API key. Prefer A2A_TOKEN_<NAME> or A2A_TOKEN: flags end up in shell history.
-    /// On a dashboard of several agents, sent only to agents whose card asks for a credential.
-    #[arg(long, global = true, value_parser = parse_secret)]
-    pub token: Option<Secret>,
-    /// The agent's name, which selects its token: A2A_TOKEN_<NAME>. The card's name never does.
-    #[arg(long, global = true)]
-    pub name: Option<String>,
-    /// Extra request header, `Name: value` (repeatable). Treated as a credential: never printed,
-    /// never sent to another origin or over plain http to a host that is not loopback. On a
-    /// dashboard of several agents, sent only to agents whose card asks for a credential.
-    /// Kept whole as a secret until checked, so a malformed one is never echoed.
-    #[arg(long = "header", global = true, value_name = "NAME: VALUE", value_parser = parse_secret)]
-    pub headers: Vec<Secret>,
-    /// Send credentials over plain http to a host that is not loopback (to every --agent given).
-    #[arg(long, global = true)]
-    pub allow_insecure_http: bool,
-    /// Timeout in seconds for calls that are not streams.
-    #[arg(long, global = true, default_value_t = 30.0)]
-    pub timeout: f64,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BindingArg {
-    Jsonrpc,
-    Rest,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// Print the resolved agent card: interfaces, the one in use, security, skills.
-    Card {
-        url: String,
-        /// Print the card as JSON (1.0 shape).
-        #[arg(long)]
-        json: bool,
-    },
-    /// List tasks (ListTasks, every page).
-    List {
-        url: String,
-        #[arg(long)]
-        context: Option<String>,
-        /// Only tasks in this state (`working`, `INPUT_REQUIRED`, `TASK_STATE_COMPLETED`, ...).
-        #[arg(long)]
-        state: Option<String>,
-        /// One NDJSON line per task.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Send a message that starts a task; prints NDJSON.
-    Send {
-        url: String,
-        text: String,
-        #[arg(long)]
-        context: Option<String>,
-        /// Stream every event as NDJSON until the task is terminal or interrupted.
-        #[arg(long)]
-        follow: bool,
-        /// Return at once instead of waiting for a terminal or interrupted state (returnImmediately).
-        #[arg(long, conflicts_with = "follow")]
-        no_wait: bool,
-    },
-    /// Answer a task waiting in INPUT_REQUIRED, on the same task and context.
-    /// With --approve, --deny, --connected or --value, answers the task's interactions/v1
-    /// interaction (an approval, a connection request, a question) instead.
-    Reply {
-        url: String,
-        task_id: String,
-        /// The answer, as text (needed unless an interaction flag is given).
-        #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
-        text: Option<String>,
-        /// Approve the held tool call (interactions/v1 approval).
-        #[arg(long, group = "interaction")]
-        approve: bool,
-        /// Deny the held tool call (interactions/v1 approval).
-        #[arg(long, group = "interaction")]
-        deny: bool,
-        /// Answer a connection request: true once the app is connected, false to decline.
-        #[arg(long, group = "interaction", value_name = "true|false")]
-        connected: Option<bool>,
-        /// Answer a question with a JSON value (text that is not JSON is sent as text).
-        #[arg(long, group = "interaction", value_name = "JSON")]
-        value: Option<String>,
-        /// The answer's messageId, its idempotency key: reuse it to retry without answering twice.
-        #[arg(long)]
-        message_id: Option<String>,
-        /// Stream the events that follow the answer as NDJSON.
-        #[arg(long)]
-        follow: bool,
-        /// Send even if the task is not waiting for input.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Get one task.
-    Get {
-        url: String,
-        task_id: String,
-        /// How many history messages to ask for.
-        #[arg(long)]
-        history: Option<u32>,
-        /// Print the task as JSON (1.0 shape).
-        #[arg(long)]
-        json: bool,
-    },
-    /// Cancel a task.
-    Cancel { url: String, task_id: String },
-    /// Run the four built-in demo agents on loopback until interrupted.
-    ServeDemo {
-        #[arg(long, default_value_t = 41241)]
-        base_port: u16,
-        /// The deployer's bearer token.
-        #[arg(long, default_value = "demo-token", hide_default_value = true)]
-        token: String,
-        /// Seconds between the steps of a scenario.
-        #[arg(long, default_value_t = 0.6)]
-        delay: f64,
-    },
-    /// Start the demo agents and a planner that delegates work to them, and watch it all.
-    Demo {
-        /// The first agent's port (the next three follow); taken ports fall back to free ones.
-        #[arg(long, default_value_t = 41241)]
-        base_port: u16,
-        /// Seconds between the steps of a scenario.
-        #[arg(long, default_value_t = 0.6)]
-        delay: f64,
-        #[command(flatten)]
-        screen: ScreenArgs,
-    },
-}
-
-impl ConnArgs {
-    pub fn options(&self) -> Result<ClientOptions, Error> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
-            return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
-        }
-        Ok(ClientOptions {
-            name: self.name.clone(),
-            binding: self.binding.map(|b| match b {
-                BindingArg::Jsonrpc => Binding::JsonRpc,
-                BindingArg::Rest => Binding::Rest,
-            }),
-            token: self.token.clone(),
-            headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
-            allow_insecure_http: self.allow_insecure_http,
-            request_timeout: Duration::from_secs_f64(self.timeout),
-            ..ClientOptions::default()
-        })
-    }
-
-    async fn connect(&self, url: &str) -> Result<Client, Error> {
-        Client::connect(url, self.options()?).await
-    }
-}
+pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
+use specs::{agent_specs, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
 /// dashboard on thousands of tasks does not run out (the engine also caps streams per agent).
@@ -265,330 +65,46 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Runs one parsed command line: the dashboard, or the command it names.
 pub async fn run(cli: Cli) -> Result<(), Error> {
     let conn = &cli.conn;
     let Some(command) = cli.command else {
         return watch(conn, &cli.watch).await;
     };
     match command {
-        Command::Card { url, json } => {
-            let client = conn.connect(&url).await?;
-            if json {
-                out::line(&ndjson::to_json_pretty(&client.card));
-            } else {
-                out::print(&print::card_summary(&client));
-            }
-        }
+        Command::Card { url, json } => commands::card(conn, &url, json).await,
         Command::List {
             url,
             context,
             state,
             json,
-        } => {
-            let client = conn.connect(&url).await?;
-            let req = ListTasksRequest {
-                context_id: context,
-                status: state.as_deref().map(parse_state).transpose()?,
-                ..ListTasksRequest::default()
-            };
-            let Listing { tasks, cut } = client.list_pages(&req, MAX_PAGES).await?;
-            if cut {
-                let agent = crate::text::one_line(&client.name);
-                out::error(&format!(
-                    "a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more"
-                ));
-            }
-            if json {
-                for t in &tasks {
-                    out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(t)).to_json());
-                }
-            } else {
-                out::print(&print::task_table(&tasks));
-            }
-        }
+        } => commands::list(conn, &url, context, state, json).await,
         Command::Send {
             url,
             text,
             context,
             follow,
             no_wait,
-        } => {
-            let client = conn.connect(&url).await?;
-            let mut message = Message::user(vec![Part::text(text)]);
-            message.context_id = context;
-            let req = if no_wait {
-                SendMessageRequest::without_waiting(message)
-            } else {
-                SendMessageRequest::new(message)
-            };
-            deliver(&client, &req, follow, false).await?;
-        }
-        Command::Reply {
-            url,
-            task_id,
-            text,
-            approve,
-            deny,
-            connected,
-            value,
-            message_id,
-            follow,
-            force,
-        } => {
-            let client = conn.connect(&url).await?;
-            let task = client.get_task(&task_id, Some(0)).await?;
-            let answer = match (approve, deny, connected, value) {
-                (true, _, _, _) => Some(Answer::Approved(true)),
-                (_, true, _, _) => Some(Answer::Approved(false)),
-                (_, _, Some(c), _) => Some(Answer::Connected(c)),
-                (_, _, _, Some(v)) => Some(Answer::Value(v)),
-                _ => None,
-            };
-            let message = reply_message(&task, text, answer, message_id, force)?;
-            deliver(
-                &client,
-                &SendMessageRequest {
-                    message,
-                    ..Default::default()
-                },
-                follow,
-                true,
-            )
-            .await?;
-        }
+        } => commands::send(conn, &url, text, context, follow, no_wait).await,
+        Command::Reply(args) => commands::reply(conn, args).await,
         Command::Get {
             url,
             task_id,
             history,
             json,
-        } => {
-            let client = conn.connect(&url).await?;
-            let task = client.get_task(&task_id, history).await?;
-            if json {
-                out::line(&ndjson::to_json_pretty(&task));
-            } else {
-                out::print(&print::task_detail(&task));
-            }
-        }
-        Command::Cancel { url, task_id } => {
-            let client = conn.connect(&url).await?;
-            let task = client.cancel_task(&task_id).await?;
-            out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(&task)).to_json());
-        }
+        } => commands::get(conn, &url, &task_id, history, json).await,
+        Command::Cancel { url, task_id } => commands::cancel(conn, &url, &task_id).await,
         Command::ServeDemo {
             base_port,
             token,
             delay,
-        } => {
-            let agents = demo::start(demo_config(base_port, token, delay)?)
-                .await
-                .map_err(|e| Error::Io {
-                    path: format!("127.0.0.1:{base_port}"),
-                    source: e,
-                })?;
-            out::print(&print::demo_banner(&agents));
-            wait_for_interrupt().await;
-            agents.shutdown().await;
-        }
+        } => demo::serve(base_port, token, delay).await,
         Command::Demo {
             base_port,
             delay,
             screen,
-        } => run_demo(base_port, delay, &screen).await?,
+        } => demo::run(base_port, delay, &screen).await,
     }
-    Ok(())
-}
-
-fn demo_config(base_port: u16, token: String, delay: f64) -> Result<demo::DemoConfig, Error> {
-    if !(delay >= 0.0 && delay.is_finite()) {
-        return Err(Error::Usage("--delay must be a number of seconds, 0 or more".into()));
-    }
-    Ok(demo::DemoConfig {
-        base_port,
-        token,
-        step: Duration::from_secs_f64(delay),
-    })
-}
-
-fn parse_state(s: &str) -> Result<TaskState, Error> {
-    match TaskState::from_name(s) {
-        TaskState::Unknown(name) => Err(Error::Usage(format!(
-            "--state {name:?} is not a task state (submitted, working, input-required, auth-required, completed, failed, canceled, rejected)"
-        ))),
-        state => Ok(state),
-    }
-}
-
-/// The answer to an interrupted task: text on the same task and context (spec section 3.4.3),
-/// or an interactions/v1 answer. A task that is no longer waiting is not answered. The
-/// messageId follows the rule the dashboard uses too (`interactions::message_id`), so the same
-/// answer sent from both is answered once; `--message-id` overrides it.
-fn reply_message(
-    task: &Task,
-    text: Option<String>,
-    answer: Option<Answer>,
-    message_id: Option<String>,
-    force: bool,
-) -> Result<Message, Error> {
-    let state = &task.status.state;
-    let Some(answer) = answer else {
-        if !force && *state != TaskState::InputRequired {
-            return Err(Error::Usage(format!(
-                "task {} is {state}, not waiting for input; nothing sent (--force sends anyway)",
-                task.id
-            )));
-        }
-        let text = text.unwrap_or_default();
-        let message_id = message_id
-            .unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &Answer::Value(text.clone())));
-        let mut message = Message::on_task(vec![Part::text(text)], &task.id, &task.context_id);
-        message.message_id = message_id;
-        return Ok(message);
-    };
-    let interaction = task.status.message.as_ref().and_then(Interaction::of).ok_or_else(|| {
-        Error::Usage(format!(
-            "task {} ({state}) has no open interactions/v1 interaction; nothing sent",
-            task.id
-        ))
-    })?;
-    if !force && !state.is_interrupted() {
-        return Err(Error::Usage(format!(
-            "task {} is {state}, no longer waiting; nothing sent",
-            task.id
-        )));
-    }
-    let message_id = message_id.unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &answer));
-    Ok(interactions::answer(
-        &task.id,
-        &task.context_id,
-        &interaction,
-        &answer,
-        &message_id,
-    ))
-}
-
-/// Sends a message and prints what comes back: one line, or every event with `follow`.
-async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, continues_task: bool) -> Result<(), Error> {
-    if follow {
-        return follow::send_and_follow(client, req, continues_task).await;
-    }
-    let result = client.send_message(req).await?;
-    let mut line = TaskLine::default();
-    line.apply(&result);
-    let kind = if matches!(result, StreamResponse::Message(_)) {
-        "message"
-    } else {
-        "task"
-    };
-    out::line(&EventLine::new(&client.name, kind, &line).to_json());
-    Ok(())
-}
-
-async fn wait_for_interrupt() {
-    // If the signal handler cannot be installed there is nothing to wait for but the end.
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-}
-
-fn parse_secret(value: &str) -> Result<Secret, String> {
-    Ok(Secret::new(value))
-}
-
-/// `Name: value`; the value is kept as a secret, so it never shows in Debug output. A malformed
-/// header is reported without any of it: with no `:`, a value cannot be told from a name.
-fn parse_header(header: &Secret) -> Result<(String, Secret), Error> {
-    let (name, value) = header.expose().split_once(':').ok_or_else(|| {
-        Error::Usage("a --header has no `:` (expected `Name: value`; not shown, as it may hold a secret)".into())
-    })?;
-    Ok((name.trim().to_string(), Secret::new(value)))
-}
-
-/// `NAME=URL` or `URL`. A `=` after the scheme belongs to the URL (`?a=b`).
-fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
-    match arg.split_once('=') {
-        Some((name, url)) if !name.is_empty() && !name.contains(['/', ':']) => {
-            (Some(name.to_string()), url.to_string())
-        }
-        _ => (None, arg.to_string()),
-    }
-}
-
-/// The agents of the config file and of `--agent`, with `--task` ids attached.
-fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
-    let mut specs: Vec<AgentSpec> = config.agent.iter().map(|a| a.spec()).collect();
-    let options = conn.options()?;
-    // `--token` is meant for the one agent watched; among several, no one agent is meant.
-    let shared = specs.len() + args.agents.len() > 1;
-    // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
-    if conn.name.is_some() && args.agents.len() > 1 {
-        return Err(Error::Usage(
-            "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
-        ));
-    }
-    for arg in &args.agents {
-        let (name, url) = parse_agent_arg(arg);
-        let name = name.or_else(|| conn.name.clone());
-        let mut spec = AgentSpec::new(url);
-        spec.client = ClientOptions {
-            name: name.clone(),
-            token: None,
-            headers_shared: shared,
-            ..options.clone()
-        };
-        spec.name = name;
-        if let Some(token) = &options.token {
-            spec.credential = if shared {
-                Credential::Shared(token.clone())
-            } else {
-                Credential::Value(token.clone())
-            };
-        }
-        specs.push(spec);
-    }
-    for task in &args.tasks {
-        let (agent, id) = task
-            .split_once(':')
-            .filter(|(a, i)| !a.is_empty() && !i.is_empty())
-            .ok_or_else(|| Error::Usage(format!("--task {task:?}: expected AGENT:ID")))?;
-        let index = match agent.parse::<usize>() {
-            Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
-            _ => specs
-                .iter()
-                .position(|s| s.name.as_deref() == Some(agent) || s.url == agent),
-        };
-        let Some(index) = index else {
-            let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
-            return Err(Error::Usage(format!(
-                "--task {task:?}: no agent {agent:?} (agents: {})",
-                names.join(", ")
-            )));
-        };
-        specs[index].tasks.push(id.to_string());
-    }
-    Ok(specs)
-}
-
-fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
-    let defaults = WatchOptions::default();
-    WatchOptions {
-        context: args.context.clone().or(config.context.clone()),
-        max_streams: args
-            .max_streams
-            .or(config.max_streams)
-            .unwrap_or(defaults.max_streams)
-            .max(1),
-        first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
-        quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
-        ..defaults
-    }
-}
-
-/// A config value in seconds, if it is a usable one.
-fn seconds(value: Option<f64>) -> Option<Duration> {
-    value
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .filter(|d| !d.is_zero())
 }
 
 /// The dashboard on the configured agents.
@@ -601,147 +117,4 @@ async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
         ));
     }
     dashboard::run(specs, watch_options(args, &config), &config, &args.screen).await
-}
-
-/// The demo agents, a planner delegating to them, and the dashboard on the planner's context.
-async fn run_demo(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), Error> {
-    let token = uuid::Uuid::new_v4().simple().to_string();
-    let config = demo_config(base_port, token.clone(), delay)?;
-    let agents = match demo::start(config.clone()).await {
-        Ok(agents) => agents,
-        // Zero setup: if the ports are taken, any free ones will do.
-        Err(_) => demo::start(demo::DemoConfig { base_port: 0, ..config })
-            .await
-            .map_err(|e| Error::Io {
-                path: "127.0.0.1".into(),
-                source: e,
-            })?,
-    };
-    let planner = demo::planner::Planner::connect(&agents, &token, Duration::from_secs_f64(delay)).await?;
-    let context = planner.context().to_string();
-    let planning = tokio::spawn(planner.run());
-    let specs = agents
-        .agents
-        .iter()
-        .map(|a| {
-            let mut spec = AgentSpec::new(a.url.clone());
-            spec.name = Some(a.name.clone());
-            spec.poll_interval = Duration::from_secs(2);
-            if a.name == "deployer" {
-                spec.credential = Credential::Value(Secret::new(token.clone()));
-            }
-            spec
-        })
-        .collect();
-    let opts = WatchOptions {
-        context: Some(context),
-        ..WatchOptions::default()
-    };
-    let result = dashboard::run(specs, opts, &Config::default(), screen).await;
-    planning.abort();
-    agents.shutdown().await;
-    result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cli(args: &[&str]) -> Cli {
-        Cli::try_parse_from([&["a2a-watch"], args].concat()).expect("parses")
-    }
-
-    #[test]
-    fn debug_of_the_command_line_never_shows_a_token_or_a_header_value() {
-        let cli = cli(&[
-            "--token",
-            "tok-s3cret",
-            "--header",
-            "X-Api-Key: hdr-s3cret",
-            "--agent",
-            "ops=http://127.0.0.1:1",
-        ]);
-        let options = cli.conn.options().unwrap();
-        let specs = agent_specs(&cli.conn, &cli.watch, &Config::default()).unwrap();
-        for shown in [
-            format!("{cli:?}"),
-            format!("{:?}", cli.conn),
-            format!("{options:?}"),
-            format!("{specs:?}"),
-        ] {
-            assert!(!shown.contains("s3cret"), "{shown}");
-        }
-        assert!(format!("{options:?}").contains("X-Api-Key"), "header names still show");
-    }
-
-    #[test]
-    fn name_names_the_one_agent_and_is_refused_among_several() {
-        let one = cli(&["--name", "ops", "--agent", "http://127.0.0.1:1", "--task", "ops:t-1"]);
-        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
-        assert_eq!(specs[0].name.as_deref(), Some("ops"));
-        assert_eq!(specs[0].client.name.as_deref(), Some("ops"), "it selects A2A_TOKEN_OPS");
-        assert_eq!(specs[0].tasks, ["t-1"]);
-        let own = cli(&["--name", "ops", "--agent", "dev=http://127.0.0.1:1"]);
-        let specs = agent_specs(&own.conn, &own.watch, &Config::default()).unwrap();
-        assert_eq!(specs[0].name.as_deref(), Some("dev"), "NAME= wins");
-        let two = cli(&[
-            "--name",
-            "ops",
-            "--agent",
-            "http://127.0.0.1:1",
-            "--agent",
-            "http://127.0.0.1:2",
-        ]);
-        let err = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap_err();
-        assert!(err.to_string().contains("--agent NAME=URL"), "{err}");
-    }
-
-    #[test]
-    fn token_goes_to_the_one_agent_but_is_shared_among_several() {
-        let one = cli(&["--token", "t", "--agent", "http://127.0.0.1:1"]);
-        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
-        assert!(matches!(specs[0].credential, Credential::Value(_)));
-        let two = cli(&[
-            "--token",
-            "t",
-            "--agent",
-            "http://127.0.0.1:1",
-            "--agent",
-            "b=http://127.0.0.1:2",
-        ]);
-        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
-        assert!(specs.iter().all(|s| matches!(s.credential, Credential::Shared(_))));
-        assert!(
-            specs.iter().all(|s| s.client.token.is_none()),
-            "only through the credential"
-        );
-    }
-
-    #[test]
-    fn headers_go_to_the_one_agent_but_are_shared_among_several() {
-        let header = ["--header", "X-Key: k"];
-        let one = cli(&[&header[..], &["--agent", "http://127.0.0.1:1"]].concat());
-        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
-        assert!(!specs[0].client.headers_shared && specs[0].client.headers.len() == 1);
-        let two = cli(&[
-            &header[..],
-            &["--agent", "http://127.0.0.1:1", "--agent", "http://127.0.0.1:2"],
-        ]
-        .concat());
-        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
-        assert!(specs.iter().all(|s| s.client.headers_shared));
-    }
-
-    #[test]
-    fn a_malformed_header_is_refused_without_echoing_it() {
-        let bad = cli(&[
-            "--header",
-            "Authorization Bearer s3cret",
-            "--agent",
-            "http://127.0.0.1:1",
-        ]);
-        let err = bad.conn.options().unwrap_err();
-        assert!(matches!(err, Error::Usage(_)), "{err}");
-        assert!(!err.to_string().contains("s3cret"), "{err}");
-    }
 }

@@ -1,0 +1,191 @@
+//! The command-line schema (clap): the dashboard's flags, the connection flags every client
+//! command shares, and the subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::dashboard::ScreenArgs;
+use crate::a2a::auth::Secret;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "a2a-watch",
+    version,
+    about = "Watch and steer the work AI agents do for each other over A2A"
+)]
+#[command(after_help = "With no command, opens the dashboard on the agents of --agent and the config file.")]
+pub struct Cli {
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the dashboard watches.
+#[derive(Args, Debug, Clone)]
+pub struct WatchArgs {
+    /// An agent to watch, `[NAME=]URL` (repeatable). NAME selects A2A_TOKEN_<NAME>; without it
+    /// the card's name is shown, and only A2A_TOKEN applies, where the card asks.
+    #[arg(long = "agent", value_name = "[NAME=]URL")]
+    pub agents: Vec<String>,
+    /// The config file (default: ~/.config/a2a-watch/config.toml on Linux).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Watch only this context (one planner's delegations).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Also watch this task, `AGENT:ID` (AGENT = a name or the agent's position, from 1).
+    #[arg(long = "task", value_name = "AGENT:ID")]
+    pub tasks: Vec<String>,
+    /// Open streams per agent at most; the rest are followed by listing.
+    #[arg(long)]
+    pub max_streams: Option<usize>,
+    #[command(flatten)]
+    pub screen: ScreenArgs,
+}
+
+/// How to reach an agent; shared by every client command.
+#[derive(Args, Debug, Clone)]
+pub struct ConnArgs {
+    /// Force a binding instead of the card's first choice (rest = HTTP+JSON).
+    #[arg(long, global = true, value_enum)]
+    pub binding: Option<BindingArg>,
+    /// Bearer token or API key. Prefer A2A_TOKEN_<NAME> or A2A_TOKEN: flags end up in shell history.
+    /// On a dashboard of several agents, sent only to agents whose card asks for a credential.
+    #[arg(long, global = true, value_parser = parse_secret)]
+    pub token: Option<Secret>,
+    /// The agent's name, which selects its token: A2A_TOKEN_<NAME>. The card's name never does.
+    #[arg(long, global = true)]
+    pub name: Option<String>,
+    /// Extra request header, `Name: value` (repeatable). Treated as a credential: never printed,
+    /// never sent to another origin or over plain http to a host that is not loopback. On a
+    /// dashboard of several agents, sent only to agents whose card asks for a credential.
+    /// Kept whole as a secret until checked, so a malformed one is never echoed.
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE", value_parser = parse_secret)]
+    pub headers: Vec<Secret>,
+    /// Send credentials over plain http to a host that is not loopback (to every --agent given).
+    #[arg(long, global = true)]
+    pub allow_insecure_http: bool,
+    /// Timeout in seconds for calls that are not streams.
+    #[arg(long, global = true, default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindingArg {
+    Jsonrpc,
+    Rest,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print the resolved agent card: interfaces, the one in use, security, skills.
+    Card {
+        url: String,
+        /// Print the card as JSON (1.0 shape).
+        #[arg(long)]
+        json: bool,
+    },
+    /// List tasks (ListTasks, every page).
+    List {
+        url: String,
+        #[arg(long)]
+        context: Option<String>,
+        /// Only tasks in this state (`working`, `INPUT_REQUIRED`, `TASK_STATE_COMPLETED`, ...).
+        #[arg(long)]
+        state: Option<String>,
+        /// One NDJSON line per task.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a message that starts a task; prints NDJSON.
+    Send {
+        url: String,
+        text: String,
+        #[arg(long)]
+        context: Option<String>,
+        /// Stream every event as NDJSON until the task is terminal or interrupted.
+        #[arg(long)]
+        follow: bool,
+        /// Return at once instead of waiting for a terminal or interrupted state (returnImmediately).
+        #[arg(long, conflicts_with = "follow")]
+        no_wait: bool,
+    },
+    /// Answer a task waiting in INPUT_REQUIRED, on the same task and context.
+    /// With --approve, --deny, --connected or --value, answers the task's interactions/v1
+    /// interaction (an approval, a connection request, a question) instead.
+    Reply(ReplyArgs),
+    /// Get one task.
+    Get {
+        url: String,
+        task_id: String,
+        /// How many history messages to ask for.
+        #[arg(long)]
+        history: Option<u32>,
+        /// Print the task as JSON (1.0 shape).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Cancel a task.
+    Cancel { url: String, task_id: String },
+    /// Run the four built-in demo agents on loopback until interrupted.
+    ServeDemo {
+        #[arg(long, default_value_t = 41241)]
+        base_port: u16,
+        /// The deployer's bearer token.
+        #[arg(long, default_value = "demo-token", hide_default_value = true)]
+        token: String,
+        /// Seconds between the steps of a scenario.
+        #[arg(long, default_value_t = 0.6)]
+        delay: f64,
+    },
+    /// Start the demo agents and a planner that delegates work to them, and watch it all.
+    Demo {
+        /// The first agent's port (the next three follow); taken ports fall back to free ones.
+        #[arg(long, default_value_t = 41241)]
+        base_port: u16,
+        /// Seconds between the steps of a scenario.
+        #[arg(long, default_value_t = 0.6)]
+        delay: f64,
+        #[command(flatten)]
+        screen: ScreenArgs,
+    },
+}
+
+// A struct of its own, unlike the other commands' fields: `reply` has too many to pass one by one.
+#[derive(Args, Debug)]
+pub struct ReplyArgs {
+    pub url: String,
+    pub task_id: String,
+    /// The answer, as text (needed unless an interaction flag is given).
+    #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
+    pub text: Option<String>,
+    /// Approve the held tool call (interactions/v1 approval).
+    #[arg(long, group = "interaction")]
+    pub approve: bool,
+    /// Deny the held tool call (interactions/v1 approval).
+    #[arg(long, group = "interaction")]
+    pub deny: bool,
+    /// Answer a connection request: true once the app is connected, false to decline.
+    #[arg(long, group = "interaction", value_name = "true|false")]
+    pub connected: Option<bool>,
+    /// Answer a question with a JSON value (text that is not JSON is sent as text).
+    #[arg(long, group = "interaction", value_name = "JSON")]
+    pub value: Option<String>,
+    /// The answer's messageId, its idempotency key: reuse it to retry without answering twice.
+    #[arg(long)]
+    pub message_id: Option<String>,
+    /// Stream the events that follow the answer as NDJSON.
+    #[arg(long)]
+    pub follow: bool,
+    /// Send even if the task is not waiting for input.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn parse_secret(value: &str) -> Result<Secret, String> {
+    Ok(Secret::new(value))
+}

@@ -1,0 +1,203 @@
+//! The scriptable client's commands: one function each, printing what the agent answers.
+
+use serde::Serialize;
+
+use super::args::{ConnArgs, ReplyArgs};
+use super::{follow, out, print};
+use crate::a2a::client::{Listing, MAX_PAGES};
+use crate::a2a::interactions::{self, Answer, Interaction};
+use crate::a2a::{Client, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
+use crate::ndjson::{self, EventLine, TaskLine};
+
+/// `card`: the resolved agent card, summed up or as JSON.
+pub async fn card(conn: &ConnArgs, url: &str, json: bool) -> Result<(), Error> {
+    let client = conn.connect(url).await?;
+    show(json, &client.card, || print::card_summary(&client));
+    Ok(())
+}
+
+/// `list`: every page of ListTasks, as a table or one NDJSON line per task.
+pub async fn list(
+    conn: &ConnArgs,
+    url: &str,
+    context: Option<String>,
+    state: Option<String>,
+    json: bool,
+) -> Result<(), Error> {
+    let client = conn.connect(url).await?;
+    let req = ListTasksRequest {
+        context_id: context,
+        status: state.as_deref().map(parse_state).transpose()?,
+        ..ListTasksRequest::default()
+    };
+    let Listing { tasks, cut } = client.list_pages(&req, MAX_PAGES).await?;
+    if cut {
+        let agent = crate::text::one_line(&client.name);
+        out::error(&format!(
+            "a2a-watch: {agent}: the listing stopped at {MAX_PAGES} pages; the agent offered more"
+        ));
+    }
+    if json {
+        for t in &tasks {
+            out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(t)).to_json());
+        }
+    } else {
+        out::print(&print::task_table(&tasks));
+    }
+    Ok(())
+}
+
+/// `send`: a message that starts a task.
+pub async fn send(
+    conn: &ConnArgs,
+    url: &str,
+    text: String,
+    context: Option<String>,
+    follow: bool,
+    no_wait: bool,
+) -> Result<(), Error> {
+    let client = conn.connect(url).await?;
+    let mut message = Message::user(vec![Part::text(text)]);
+    message.context_id = context;
+    let req = if no_wait {
+        SendMessageRequest::without_waiting(message)
+    } else {
+        SendMessageRequest::new(message)
+    };
+    deliver(&client, &req, follow, false).await
+}
+
+/// `reply`: the answer to a task waiting for input, on the same task and context.
+pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
+    let ReplyArgs {
+        url,
+        task_id,
+        text,
+        approve,
+        deny,
+        connected,
+        value,
+        message_id,
+        follow,
+        force,
+    } = args;
+    let client = conn.connect(&url).await?;
+    let task = client.get_task(&task_id, Some(0)).await?;
+    let answer = match (approve, deny, connected, value) {
+        (true, _, _, _) => Some(Answer::Approved(true)),
+        (_, true, _, _) => Some(Answer::Approved(false)),
+        (_, _, Some(c), _) => Some(Answer::Connected(c)),
+        (_, _, _, Some(v)) => Some(Answer::Value(v)),
+        _ => None,
+    };
+    let message = reply_message(&task, text, answer, message_id, force)?;
+    deliver(
+        &client,
+        &SendMessageRequest {
+            message,
+            ..Default::default()
+        },
+        follow,
+        true,
+    )
+    .await
+}
+
+/// `get`: one task, in detail or as JSON.
+pub async fn get(conn: &ConnArgs, url: &str, task_id: &str, history: Option<u32>, json: bool) -> Result<(), Error> {
+    let client = conn.connect(url).await?;
+    let task = client.get_task(task_id, history).await?;
+    show(json, &task, || print::task_detail(&task));
+    Ok(())
+}
+
+/// One value as pretty JSON (`--json`), or as text for a reader.
+fn show(json: bool, value: &impl Serialize, text: impl FnOnce() -> String) {
+    if json {
+        out::line(&ndjson::to_json_pretty(value));
+    } else {
+        out::print(&text());
+    }
+}
+
+/// `cancel`: CancelTask, and the task as it stands after.
+pub async fn cancel(conn: &ConnArgs, url: &str, task_id: &str) -> Result<(), Error> {
+    let client = conn.connect(url).await?;
+    let task = client.cancel_task(task_id).await?;
+    out::line(&EventLine::new(&client.name, "task", &TaskLine::from_task(&task)).to_json());
+    Ok(())
+}
+
+fn parse_state(s: &str) -> Result<TaskState, Error> {
+    match TaskState::from_name(s) {
+        TaskState::Unknown(name) => Err(Error::Usage(format!(
+            "--state {name:?} is not a task state (submitted, working, input-required, auth-required, completed, failed, canceled, rejected)"
+        ))),
+        state => Ok(state),
+    }
+}
+
+/// The answer to an interrupted task: text on the same task and context (spec section 3.4.3),
+/// or an interactions/v1 answer. A task that is no longer waiting is not answered. The
+/// messageId follows the rule the dashboard uses too (`interactions::message_id`), so the same
+/// answer sent from both is answered once; `--message-id` overrides it.
+fn reply_message(
+    task: &Task,
+    text: Option<String>,
+    answer: Option<Answer>,
+    message_id: Option<String>,
+    force: bool,
+) -> Result<Message, Error> {
+    let state = &task.status.state;
+    let Some(answer) = answer else {
+        if !force && *state != TaskState::InputRequired {
+            return Err(Error::Usage(format!(
+                "task {} is {state}, not waiting for input; nothing sent (--force sends anyway)",
+                task.id
+            )));
+        }
+        let text = text.unwrap_or_default();
+        let message_id = message_id
+            .unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &Answer::Value(text.clone())));
+        let mut message = Message::on_task(vec![Part::text(text)], &task.id, &task.context_id);
+        message.message_id = message_id;
+        return Ok(message);
+    };
+    let interaction = task.status.message.as_ref().and_then(Interaction::of).ok_or_else(|| {
+        Error::Usage(format!(
+            "task {} ({state}) has no open interactions/v1 interaction; nothing sent",
+            task.id
+        ))
+    })?;
+    if !force && !state.is_interrupted() {
+        return Err(Error::Usage(format!(
+            "task {} is {state}, no longer waiting; nothing sent",
+            task.id
+        )));
+    }
+    let message_id = message_id.unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &answer));
+    Ok(interactions::answer(
+        &task.id,
+        &task.context_id,
+        &interaction,
+        &answer,
+        &message_id,
+    ))
+}
+
+/// Sends a message and prints what comes back: one line, or every event with `follow`.
+async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, continues_task: bool) -> Result<(), Error> {
+    if follow {
+        return follow::send_and_follow(client, req, continues_task).await;
+    }
+    let result = client.send_message(req).await?;
+    let mut line = TaskLine::default();
+    line.apply(&result);
+    let kind = if matches!(result, StreamResponse::Message(_)) {
+        "message"
+    } else {
+        "task"
+    };
+    out::line(&EventLine::new(&client.name, kind, &line).to_json());
+    Ok(())
+}

@@ -1,0 +1,302 @@
+//! What to watch and how to reach it: the one place where `--agent`, the connection flags and
+//! the config file's `[[agent]]` tables become `AgentSpec`s and `WatchOptions`.
+
+use std::time::Duration;
+
+use super::args::{BindingArg, ConnArgs, WatchArgs};
+use crate::a2a::auth::{Given, Secret};
+use crate::a2a::{Binding, Client, ClientOptions, Error};
+use crate::config::{AgentConfig, Config, parse_binding};
+use crate::watch::{AgentSpec, Credential, WatchOptions};
+
+impl ConnArgs {
+    pub fn options(&self) -> Result<ClientOptions, Error> {
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+            return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
+        }
+        Ok(ClientOptions {
+            name: self.name.clone(),
+            binding: self.binding.map(|b| match b {
+                BindingArg::Jsonrpc => Binding::JsonRpc,
+                BindingArg::Rest => Binding::Rest,
+            }),
+            token: self.token.clone(),
+            headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
+            allow_insecure_http: self.allow_insecure_http,
+            request_timeout: Duration::from_secs_f64(self.timeout),
+            ..ClientOptions::default()
+        })
+    }
+
+    pub async fn connect(&self, url: &str) -> Result<Client, Error> {
+        Client::connect(url, self.options()?).await
+    }
+}
+
+/// `Name: value`; the value is kept as a secret, so it never shows in Debug output. A malformed
+/// header is reported without any of it: with no `:`, a value cannot be told from a name.
+fn parse_header(header: &Secret) -> Result<(String, Secret), Error> {
+    let (name, value) = header.expose().split_once(':').ok_or_else(|| {
+        Error::Usage("a --header has no `:` (expected `Name: value`; not shown, as it may hold a secret)".into())
+    })?;
+    Ok((name.trim().to_string(), Secret::new(value)))
+}
+
+/// `NAME=URL` or `URL`. A `=` after the scheme belongs to the URL (`?a=b`).
+fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
+    match arg.split_once('=') {
+        Some((name, url)) if !name.is_empty() && !name.contains(['/', ':']) => {
+            (Some(name.to_string()), url.to_string())
+        }
+        _ => (None, arg.to_string()),
+    }
+}
+/// The agents of the config file and of `--agent`, with `--task` ids attached.
+pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
+    let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
+    let options = conn.options()?;
+    // `--token` is meant for the one agent watched; among several, no one agent is meant.
+    let shared = specs.len() + args.agents.len() > 1;
+    // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
+    if conn.name.is_some() && args.agents.len() > 1 {
+        return Err(Error::Usage(
+            "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
+        ));
+    }
+    for arg in &args.agents {
+        let (name, url) = parse_agent_arg(arg);
+        let name = name.or_else(|| conn.name.clone());
+        let mut spec = AgentSpec::new(url);
+        spec.client = ClientOptions {
+            name: name.clone(),
+            token: None,
+            headers_shared: shared,
+            ..options.clone()
+        };
+        spec.name = name;
+        if let Some(token) = &options.token {
+            spec.credential = if shared {
+                Credential::Shared(token.clone())
+            } else {
+                Credential::Value(token.clone())
+            };
+        }
+        specs.push(spec);
+    }
+    for task in &args.tasks {
+        let (agent, id) = task
+            .split_once(':')
+            .filter(|(a, i)| !a.is_empty() && !i.is_empty())
+            .ok_or_else(|| Error::Usage(format!("--task {task:?}: expected AGENT:ID")))?;
+        let index = match agent.parse::<usize>() {
+            Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
+            _ => specs
+                .iter()
+                .position(|s| s.name.as_deref() == Some(agent) || s.url == agent),
+        };
+        let Some(index) = index else {
+            let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
+            return Err(Error::Usage(format!(
+                "--task {task:?}: no agent {agent:?} (agents: {})",
+                names.join(", ")
+            )));
+        };
+        specs[index].tasks.push(id.to_string());
+    }
+    Ok(specs)
+}
+
+/// Built here rather than in `config`, so that flags and config become agents in one place.
+impl AgentConfig {
+    /// One `[[agent]]` table of the config file, with its own token source, binding and headers.
+    pub fn spec(&self) -> AgentSpec {
+        let mut spec = AgentSpec::new(self.url.clone());
+        spec.name = self.name.clone();
+        spec.client = ClientOptions {
+            name: self.name.clone(),
+            binding: self.binding.as_deref().and_then(|b| parse_binding(b).ok()),
+            headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            allow_insecure_http: self.allow_insecure_http,
+            ..ClientOptions::default()
+        };
+        (spec.credential, spec.client.token_from) = match (&self.token, &self.token_env, &self.token_command) {
+            (Some(t), _, _) => (Credential::Value(t.clone()), Given::ConfigToken),
+            (_, Some(var), _) => (Credential::Env(var.clone()), Given::ConfigEnv(var.clone())),
+            (_, _, Some(cmd)) => (Credential::Command(cmd.clone()), Given::ConfigCommand),
+            _ => (Credential::Default, Given::default()),
+        };
+        if let Some(p) = self.poll_interval {
+            spec.poll_interval = Duration::from_secs_f64(p);
+        }
+        spec.tasks = self.tasks.clone();
+        spec
+    }
+}
+
+pub fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
+    let defaults = WatchOptions::default();
+    WatchOptions {
+        context: args.context.clone().or(config.context.clone()),
+        max_streams: args
+            .max_streams
+            .or(config.max_streams)
+            .unwrap_or(defaults.max_streams)
+            .max(1),
+        first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
+        quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
+        ..defaults
+    }
+}
+
+/// A config value in seconds, if it is a usable one.
+fn seconds(value: Option<f64>) -> Option<Duration> {
+    value
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    fn cli(args: &[&str]) -> Cli {
+        Cli::try_parse_from([&["a2a-watch"], args].concat()).expect("parses")
+    }
+
+    #[test]
+    fn debug_of_the_command_line_never_shows_a_token_or_a_header_value() {
+        let cli = cli(&[
+            "--token",
+            "tok-s3cret",
+            "--header",
+            "X-Api-Key: hdr-s3cret",
+            "--agent",
+            "ops=http://127.0.0.1:1",
+        ]);
+        let options = cli.conn.options().unwrap();
+        let specs = agent_specs(&cli.conn, &cli.watch, &Config::default()).unwrap();
+        for shown in [
+            format!("{cli:?}"),
+            format!("{:?}", cli.conn),
+            format!("{options:?}"),
+            format!("{specs:?}"),
+        ] {
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
+        assert!(format!("{options:?}").contains("X-Api-Key"), "header names still show");
+    }
+
+    #[test]
+    fn name_names_the_one_agent_and_is_refused_among_several() {
+        let one = cli(&["--name", "ops", "--agent", "http://127.0.0.1:1", "--task", "ops:t-1"]);
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("ops"));
+        assert_eq!(specs[0].client.name.as_deref(), Some("ops"), "it selects A2A_TOKEN_OPS");
+        assert_eq!(specs[0].tasks, ["t-1"]);
+        let own = cli(&["--name", "ops", "--agent", "dev=http://127.0.0.1:1"]);
+        let specs = agent_specs(&own.conn, &own.watch, &Config::default()).unwrap();
+        assert_eq!(specs[0].name.as_deref(), Some("dev"), "NAME= wins");
+        let two = cli(&[
+            "--name",
+            "ops",
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "http://127.0.0.1:2",
+        ]);
+        let err = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap_err();
+        assert!(err.to_string().contains("--agent NAME=URL"), "{err}");
+    }
+
+    #[test]
+    fn token_goes_to_the_one_agent_but_is_shared_among_several() {
+        let one = cli(&["--token", "t", "--agent", "http://127.0.0.1:1"]);
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert!(matches!(specs[0].credential, Credential::Value(_)));
+        let two = cli(&[
+            "--token",
+            "t",
+            "--agent",
+            "http://127.0.0.1:1",
+            "--agent",
+            "b=http://127.0.0.1:2",
+        ]);
+        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
+        assert!(specs.iter().all(|s| matches!(s.credential, Credential::Shared(_))));
+        assert!(
+            specs.iter().all(|s| s.client.token.is_none()),
+            "only through the credential"
+        );
+    }
+
+    #[test]
+    fn headers_go_to_the_one_agent_but_are_shared_among_several() {
+        let header = ["--header", "X-Key: k"];
+        let one = cli(&[&header[..], &["--agent", "http://127.0.0.1:1"]].concat());
+        let specs = agent_specs(&one.conn, &one.watch, &Config::default()).unwrap();
+        assert!(!specs[0].client.headers_shared && specs[0].client.headers.len() == 1);
+        let two = cli(&[
+            &header[..],
+            &["--agent", "http://127.0.0.1:1", "--agent", "http://127.0.0.1:2"],
+        ]
+        .concat());
+        let specs = agent_specs(&two.conn, &two.watch, &Config::default()).unwrap();
+        assert!(specs.iter().all(|s| s.client.headers_shared));
+    }
+
+    #[test]
+    fn a_malformed_header_is_refused_without_echoing_it() {
+        let bad = cli(&[
+            "--header",
+            "Authorization Bearer s3cret",
+            "--agent",
+            "http://127.0.0.1:1",
+        ]);
+        let err = bad.conn.options().unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err}");
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn credentials_come_from_one_source() {
+        let c = Config::parse(
+            "[[agent]]\nurl = \"h\"\ntoken_command = \"gh auth token\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        assert!(matches!(c.agent[0].spec().credential, Credential::Command(ref cmd) if cmd == "gh auth token"));
+    }
+
+    #[test]
+    fn debug_output_never_shows_a_token_or_a_header_value() {
+        let text = "[[agent]]\nurl = \"h\"\ntoken = \"s3cret\"\nheaders = { \"X-Api-Key\" = \"hdr-s3cret\" }\n";
+        let c = Config::parse(text, Path::new("c")).unwrap();
+        let spec = c.agent[0].spec();
+        for shown in [
+            format!("{c:?}"),
+            format!("{:?}", c.agent[0]),
+            format!("{spec:?}"),
+            format!("{:?}", spec.client),
+            format!("{:?}", spec.credential),
+        ] {
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
+        assert!(
+            format!("{:?}", spec.client).contains("X-Api-Key"),
+            "header names still show"
+        );
+    }
+
+    #[test]
+    fn allow_insecure_http_reaches_the_client_options() {
+        let c = Config::parse("[[agent]]\nurl = \"h\"\nallow_insecure_http = true\n", Path::new("c")).unwrap();
+        assert!(c.agent[0].spec().client.allow_insecure_http);
+        let c = Config::parse("[[agent]]\nurl = \"h\"\n", Path::new("c")).unwrap();
+        assert!(!c.agent[0].spec().client.allow_insecure_http);
+    }
+}
