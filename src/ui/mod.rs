@@ -8,6 +8,7 @@ mod detail;
 pub mod dialogs;
 pub mod effects;
 pub mod format;
+mod help;
 pub mod keys;
 pub mod steer;
 pub mod theme;
