@@ -7,6 +7,7 @@ pub mod app;
 mod detail;
 pub mod dialogs;
 pub mod effects;
+mod footer;
 pub mod format;
 mod help;
 pub mod keys;

@@ -15,7 +15,7 @@ use super::effects::is_web_link;
 use super::format::{STATE_NAME, ago, head, line, links, pad, plural, short_id, state_name, waited, width, wrap};
 use super::keys::Action;
 use super::theme::{health_glyph, state_glyph};
-use super::{detail, help};
+use super::{detail, footer, help};
 use crate::a2a::Part;
 use crate::a2a::interactions::{Interaction, Kind};
 use crate::event::Health;
@@ -127,7 +127,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     if a.approvals.height > 0 {
         draw_approvals(frame, a.approvals, app, a.compact);
     }
-    draw_footer(frame, a.footer, app);
+    footer::draw(frame, a.footer, app);
     for overlay in &app.overlays {
         match overlay {
             Overlay::Help => help::draw(frame, frame.area(), app),
@@ -184,7 +184,7 @@ fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     spans
 }
 
-fn spans_width(spans: &[Span]) -> usize {
+pub(super) fn spans_width(spans: &[Span]) -> usize {
     spans.iter().map(Span::width).sum()
 }
 
@@ -627,80 +627,4 @@ fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
     ));
     let focused = app.focus == Focus::Approvals;
     frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
-}
-
-/// How long a one-line message stays in the footer.
-const FLASH_SECONDS: i64 = 6;
-
-fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let room = usize::from(area.width);
-    if let Some(Overlay::Filter { input }) = app.overlays.last() {
-        let help = "   ⏎ keep · esc clear · state: agent: context: !term";
-        let typed = line(input, room.saturating_sub(4));
-        let mut spans = vec![
-            Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::raw(typed),
-            Span::styled("▏", Style::new().fg(t.title)),
-        ];
-        if spans_width(&spans) + width(help) <= room {
-            spans.push(Span::styled(help, t.dim()));
-        }
-        frame.render_widget(Paragraph::new(Line::from(spans)), area);
-        return;
-    }
-    let waiting = app.store.total_counts().interrupted;
-    let live = if app.frozen.is_some() { "frozen" } else { "live" };
-    let right = vec![
-        Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
-        Span::styled(format!(" · {live} "), t.dim()),
-    ];
-    // What the user just did, and what became of it, for a few seconds.
-    if let Some(flash) = &app.steer.flash
-        && app.now.duration_since(flash.at).as_secs() < FLASH_SECONDS
-    {
-        let style = if flash.error {
-            Style::new().fg(t.failure)
-        } else {
-            Style::new().fg(t.success)
-        };
-        let room_left = room.saturating_sub(spans_width(&right) + 1);
-        frame.render_widget(
-            Paragraph::new(Line::styled(format!(" {}", line(&flash.text, room_left)), style)),
-            area,
-        );
-        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
-        return;
-    }
-    let k = |a: Action| app.keys.hint(a);
-    let mut hints = vec![
-        format!("{}{} move", k(Action::Up), k(Action::Down)),
-        format!("{} details", k(Action::Details)),
-    ];
-    if waiting > 0 {
-        hints.push(format!("{} inbox", k(Action::Inbox)));
-    }
-    if app.store.approval_count() > 0 {
-        hints.push(format!("{} approvals", k(Action::FocusNext)));
-    }
-    hints.extend([
-        format!("{} filter", k(Action::Filter)),
-        format!("{} new task", k(Action::NewTask)),
-        format!("{} cancel", k(Action::Cancel)),
-        format!("{} sort", k(Action::Sort)),
-        format!("{} freeze", k(Action::Freeze)),
-        format!("{} finished", k(Action::ToggleTerminal)),
-    ]);
-    // As many hints as fit beside the counter, most useful first.
-    let room_left = room.saturating_sub(spans_width(&right) + 1);
-    let mut left = String::new();
-    for h in hints {
-        let next = format!(" {h} ");
-        if width(&left) + width(&next) > room_left {
-            break;
-        }
-        left.push_str(&next);
-    }
-    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
-    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
 }
