@@ -12,6 +12,7 @@ pub mod format;
 mod help;
 pub mod keys;
 pub mod steer;
+mod table;
 pub mod theme;
 pub mod view;
 
