@@ -4,6 +4,7 @@
 
 pub mod answer;
 pub mod app;
+mod approvals;
 mod detail;
 pub mod dialogs;
 pub mod effects;

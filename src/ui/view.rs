@@ -8,22 +8,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-use super::app::{App, Focus, Overlay};
-use super::effects::is_web_link;
-use super::format::{line, links, pad, plural, short_id, waited, width, wrap};
+use super::app::{App, Overlay};
+use super::format::{line, pad, plural, width, wrap};
 use super::keys::Action;
-use super::table::status_head;
 use super::theme::health_glyph;
-use super::{detail, footer, help, table};
-use crate::a2a::interactions::{Interaction, Kind};
+use super::{approvals, detail, footer, help, table};
 use crate::event::Health;
-use crate::store::{Counts, TaskEntry};
+use crate::store::Counts;
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;
-/// Lines one link may take: links are wrapped, not cut, unless they are absurd.
-const LINK_LINES: usize = 8;
-
 /// Where each part of the main screen goes, from the terminal size and what there is to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {
@@ -73,7 +67,7 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         };
         let cap = (area.height / 3).max(border + 2);
         let budget = usize::from(cap - border);
-        let need: usize = approval_blocks(app, usize::from(inner), compact, 0, budget)
+        let need: usize = approvals::approval_blocks(app, usize::from(inner), compact, 0, budget)
             .iter()
             .map(Vec::len)
             .sum();
@@ -123,7 +117,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     table::draw(frame, a.tasks, app);
     if a.approvals.height > 0 {
-        draw_approvals(frame, a.approvals, app, a.compact);
+        approvals::draw(frame, a.approvals, app, a.compact);
     }
     footer::draw(frame, a.footer, app);
     for overlay in &app.overlays {
@@ -336,137 +330,4 @@ fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
         out.extend(wrap(&text, width, 2, 2));
     }
     out
-}
-
-/// One block of lines per pending approval: who, how long, the prompt, and its links whole
-/// (wrapped, never cut). Compact: one line with the count, then the selected approval's links.
-/// The approvals pane's blocks (a header line and its links), from `first`, until `budget`
-/// lines are filled.
-fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget: usize) -> Vec<Vec<Line<'static>>> {
-    let t = &app.theme;
-    let pending = app.store.approval_count();
-    let focused = app.focus == Focus::Approvals;
-    let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
-    let k = |a: Action| app.keys.hint(a);
-    let link_lines = |p: &TaskEntry, indent: &str| {
-        // interactions/v1: answered in-band, so the held call and the keys, not a link.
-        if let Some(i) = p.status.message.as_ref().and_then(Interaction::of) {
-            let (subject, keys) = match i.kind {
-                Kind::Connection => (
-                    format!("connect {}", i.subject().unwrap_or_default()),
-                    format!("{} connected? · {} decline", k(Action::Approve), k(Action::Deny)),
-                ),
-                _ => (
-                    i.subject().unwrap_or_else(|| "a held tool call".into()),
-                    format!("{} approve · {} deny", k(Action::Approve), k(Action::Deny)),
-                ),
-            };
-            let spans = vec![
-                Span::raw(format!("{indent}{}  ", line(&subject, width / 2))),
-                Span::styled(keys, t.dim()),
-            ];
-            return vec![Line::from(spans)];
-        }
-        let found = p.status.message.as_ref().map(links).unwrap_or_default();
-        if found.is_empty() {
-            return vec![Line::styled(
-                format!("{indent}(no link in the status message)"),
-                t.dim(),
-            )];
-        }
-        found
-            .iter()
-            .flat_map(|l| {
-                // Only a web link looks like one; anything else is text that is never opened.
-                let text = if is_web_link(l) {
-                    Line::styled(format!("{indent}{}", line(l, usize::MAX)), link_style)
-                } else {
-                    Line::styled(format!("{indent}not a web link: {}", line(l, usize::MAX)), t.dim())
-                };
-                wrap(&text, width, 0, LINK_LINES)
-            })
-            .collect()
-    };
-    let header = |p: &TaskEntry, lead: Vec<Span<'static>>| {
-        let mut spans = lead;
-        spans.push(Span::raw(format!("{}  ", line(app.store.agent_name(p.key.agent), 16))));
-        spans.push(Span::styled(format!("{}  ", short_id(&p.key.id)), t.dim()));
-        spans.push(Span::styled(
-            format!("{}  ", waited(app.now, p.state_since)),
-            Style::new().fg(t.interrupted),
-        ));
-        let used = spans_width(&spans);
-        spans.push(Span::raw(line(&status_head(p), width.saturating_sub(used))));
-        Line::from(spans)
-    };
-    if compact {
-        let i = app.approval.min(pending.saturating_sub(1));
-        let Some(p) = app.approval_at(i) else {
-            return Vec::new();
-        };
-        let marker = if focused { "▶" } else { "◆" };
-        let mut lead = vec![Span::styled(
-            format!(" {marker} {pending} waiting for approval "),
-            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-        )];
-        if pending > 1 {
-            lead.push(Span::styled(format!("{}/{pending} ", i + 1), t.dim()));
-        }
-        lead.push(Span::styled("· ", t.dim()));
-        let mut block = vec![header(p, lead)];
-        block.extend(link_lines(p, "   "));
-        return vec![block];
-    }
-    // Only the approvals that fit are built: cost follows the pane, not the number waiting.
-    let mut blocks = Vec::new();
-    let mut used = 0;
-    for (i, p) in app.store.approvals_from(first).enumerate().map(|(n, p)| (first + n, p)) {
-        if used >= budget {
-            break;
-        }
-        let marker = if focused && i == app.approval { "▶" } else { " " };
-        let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
-        block.extend(link_lines(p, "    "));
-        if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
-            let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
-            block.push(Line::styled(keys, t.dim()));
-        }
-        used += block.len();
-        blocks.push(block);
-    }
-    blocks
-}
-
-/// The approvals to draw in `room` lines: from the first, or from the selected one when it
-/// would not fit otherwise.
-fn visible_approvals(app: &App, width: usize, compact: bool, room: usize) -> Vec<Vec<Line<'static>>> {
-    let from_top = approval_blocks(app, width, compact, 0, room);
-    let lines_through_selected: usize = from_top.iter().take(app.approval + 1).map(Vec::len).sum();
-    if compact || (app.approval < from_top.len() && lines_through_selected <= room) {
-        return from_top;
-    }
-    approval_blocks(app, width, compact, app.approval, room)
-}
-
-fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
-    let t = &app.theme;
-    let (inner, room) = if compact {
-        (area.width, area.height)
-    } else {
-        (area.width.saturating_sub(2), area.height.saturating_sub(2))
-    };
-    let lines: Vec<Line> = visible_approvals(app, usize::from(inner), compact, usize::from(room))
-        .into_iter()
-        .flatten()
-        .collect();
-    if compact {
-        frame.render_widget(Paragraph::new(lines), area);
-        return;
-    }
-    let title = Line::from(Span::styled(
-        format!(" Waiting for approval ({}) ", app.store.approval_count()),
-        Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-    ));
-    let focused = app.focus == Focus::Approvals;
-    frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
 }
