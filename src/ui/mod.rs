@@ -2,6 +2,7 @@
 //! go into the store, and the screen is drawn only when something changed (at most ~30 times a
 //! second, plus a slow tick for the ages). Knows nothing of HTTP.
 
+mod agents;
 pub mod answer;
 pub mod app;
 mod approvals;

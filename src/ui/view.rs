@@ -9,15 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::app::{App, Overlay};
-use super::format::{line, pad, plural, width, wrap};
+use super::format::{plural, width};
 use super::keys::Action;
-use super::theme::health_glyph;
-use super::{approvals, detail, footer, help, table};
-use crate::event::Health;
+use super::{agents, approvals, detail, footer, help, table};
 use crate::store::Counts;
 
-/// Lines an agent's trouble may take on its row before it is cut.
-const HEALTH_LINES: usize = 3;
 /// Where each part of the main screen goes, from the terminal size and what there is to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {
@@ -53,9 +49,9 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     let agents = to_u16(app.store.agents.len());
     let compact = area.width < 100 || area.height < agents.saturating_add(20);
     let agents_h = if compact {
-        to_u16(agent_badges(app, usize::from(area.width)).len())
+        to_u16(agents::agent_badges(app, usize::from(area.width)).len())
     } else {
-        to_u16(agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
+        to_u16(agents::agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
     };
     let approvals_h = if app.store.approval_count() == 0 {
         0
@@ -109,12 +105,7 @@ pub fn prepare(app: &mut App, area: Rect) {
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
     draw_title(frame, a.title, app);
-    if a.compact {
-        let lines = agent_badges(app, usize::from(a.agents.width));
-        frame.render_widget(Paragraph::new(lines), a.agents);
-    } else {
-        draw_agents(frame, a.agents, app);
-    }
+    agents::draw(frame, a.agents, app, a.compact);
     table::draw(frame, a.tasks, app);
     if a.approvals.height > 0 {
         approvals::draw(frame, a.approvals, app, a.compact);
@@ -131,7 +122,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Labels {
+pub(super) enum Labels {
     /// `◆ 2 waiting on you`
     Long,
     /// `◆ 2 waiting`
@@ -140,7 +131,7 @@ enum Labels {
     Short,
 }
 
-fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
+pub(super) fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut push = |n: usize, glyph: &str, label: &str, style: Style| {
@@ -224,110 +215,4 @@ pub(super) fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a>
         .borders(Borders::ALL)
         .border_style(Style::new().fg(color))
         .title(title)
-}
-
-fn agent_protocol(app: &App, i: usize) -> String {
-    match &app.store.agents[i].info {
-        Some(info) => format!("{} {}", info.version.label(), info.binding.label()),
-        None => "-".into(),
-    }
-}
-
-/// What is wrong with an agent, in the agent's own words, without repeating its name.
-fn trouble(name: &str, health: &Health) -> Option<String> {
-    let detail = health.detail()?;
-    let detail = line(&detail, usize::MAX);
-    Some(match detail.strip_prefix(name).and_then(|d| d.strip_prefix(": ")) {
-        Some(rest) => rest.to_string(),
-        None => detail,
-    })
-}
-
-/// Columns for agent names: the longest name's, at least 5 and at most `max`.
-pub(super) fn name_width(app: &App, max: usize) -> usize {
-    app.store
-        .agents
-        .iter()
-        .map(|a| width(&line(&a.name, max)))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, max)
-}
-
-/// One row per agent (its trouble wrapped under it), for a panel `width` columns wide inside.
-fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let name_w = name_width(app, 24);
-    let mut out = Vec::new();
-    for (i, a) in app.store.agents.iter().enumerate() {
-        let health = &a.health;
-        let name = line(&a.name, name_w);
-        let mut spans = vec![
-            Span::raw(format!(" {}  ", pad(&name, name_w))),
-            Span::styled(
-                format!("{} {:<12}", health_glyph(health), health.label()),
-                t.health(health),
-            ),
-            Span::styled(format!(" {:<15}", agent_protocol(app, i)), t.dim()),
-        ];
-        let hang = name_w + 32;
-        match trouble(&name, health) {
-            // What went wrong, where it went wrong: on the agent's own row.
-            Some(detail) if !matches!(health, Health::Polling { .. }) => {
-                spans.push(Span::styled(detail, t.health(health)));
-            }
-            _ => {
-                spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
-                if a.listing_cut {
-                    spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
-                }
-                if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
-                    spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
-                }
-            }
-        }
-        out.extend(wrap(&Line::from(spans), room, hang, HEALTH_LINES));
-    }
-    out
-}
-
-fn draw_agents(frame: &mut Frame, area: Rect, app: &App) {
-    let lines = agent_lines(app, usize::from(area.width.saturating_sub(2)));
-    let title = Line::from(Span::styled(" Agents ", Style::new().fg(app.theme.title)));
-    frame.render_widget(Paragraph::new(lines).block(border(title, app, false)), area);
-}
-
-/// Narrow screens: one line of badges, then, for an agent that cannot be watched at all, why
-/// (the env var to set, the address that refused), since there is no agents panel to say it.
-fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let mut spans = Vec::new();
-    for a in &app.store.agents {
-        spans.push(Span::styled(
-            format!(" {} ", health_glyph(&a.health)),
-            t.health(&a.health),
-        ));
-        spans.push(Span::raw(line(&a.name, 14)));
-        if !matches!(a.health, Health::Streaming) {
-            spans.push(Span::styled(format!(" {}", a.health.label()), t.health(&a.health)));
-        }
-        spans.push(Span::raw(" "));
-    }
-    let mut out = wrap(&Line::from(spans), width, 0, 1);
-    for a in &app.store.agents {
-        if out.len() >= 5 {
-            break;
-        }
-        if !matches!(a.health, Health::Unauthorized { .. } | Health::Unreachable { .. }) {
-            continue;
-        }
-        let name = line(&a.name, 24);
-        let detail = trouble(&name, &a.health).unwrap_or_default();
-        let text = Line::styled(
-            format!(" {} {name}: {detail}", health_glyph(&a.health)),
-            t.health(&a.health),
-        );
-        out.extend(wrap(&text, width, 2, 2));
-    }
-    out
 }
