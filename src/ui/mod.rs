@@ -16,6 +16,7 @@ pub mod keys;
 pub mod steer;
 mod table;
 pub mod theme;
+mod title;
 pub mod view;
 
 #[cfg(test)]

@@ -1,17 +1,19 @@
 //! Rendering: a pure function of the `App`. It reads, never changes, and its cost follows the
 //! rows on screen, not the number of tasks or the size of their texts. Every string from an
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
+//!
+//! This file is the layout (`Areas`) and the order the panes are drawn in; each pane draws in its
+//! own file (`title`, `agents`, `table`, `approvals`, `footer`, `help`, `detail`), and the pieces
+//! more than one pane uses (borders, counts) are at the end of this one.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders};
 
 use super::app::{App, Overlay};
-use super::format::{plural, width};
-use super::keys::Action;
-use super::{agents, approvals, detail, footer, help, table};
+use super::{agents, approvals, detail, footer, help, table, title};
 use crate::store::Counts;
 
 /// Where each part of the main screen goes, from the terminal size and what there is to show.
@@ -104,7 +106,7 @@ pub fn prepare(app: &mut App, area: Rect) {
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
-    draw_title(frame, a.title, app);
+    title::draw(frame, a.title, app);
     agents::draw(frame, a.agents, app, a.compact);
     table::draw(frame, a.tasks, app);
     if a.approvals.height > 0 {
@@ -121,6 +123,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     super::dialogs::draw_steer(frame, frame.area(), app);
 }
 
+/// How many words the counts get (title and agents rows); the longest that fits is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Labels {
     /// `◆ 2 waiting on you`
@@ -131,6 +134,7 @@ pub(super) enum Labels {
     Short,
 }
 
+/// Tasks by state as coloured spans: active always, the rest only when there are some.
 pub(super) fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     let t = &app.theme;
     let mut spans = Vec::new();
@@ -171,44 +175,7 @@ pub(super) fn spans_width(spans: &[Span]) -> usize {
     spans.iter().map(Span::width).sum()
 }
 
-/// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
-fn draw_title(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let room = usize::from(area.width);
-    let right = format!(
-        "{} help  {} quit ",
-        app.keys.hint(Action::Help),
-        app.keys.hint(Action::Quit)
-    );
-    let totals = app.store.total_counts();
-    let agents = plural(app.store.agents.len(), "agent");
-    let tasks = plural(app.store.len(), "task");
-    let variants = [
-        (format!(" {agents}  {tasks}   "), Labels::Long),
-        (format!(" {agents}  {tasks}   "), Labels::Medium),
-        (format!(" {tasks}  "), Labels::Short),
-    ];
-    let candidates = variants.map(|(head, labels)| {
-        let mut spans = vec![
-            Span::styled(" a2a-watch ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::styled(head, t.dim()),
-        ];
-        spans.extend(counts_spans(&totals, app, labels));
-        spans
-    });
-    let right_w = width(&right);
-    let [long, medium, short] = candidates;
-    let left = [long, medium]
-        .into_iter()
-        .find(|s| spans_width(s) + right_w <= room)
-        .unwrap_or(short);
-    let show_right = spans_width(&left) + right_w <= room;
-    frame.render_widget(Paragraph::new(Line::from(left)), area);
-    if show_right {
-        frame.render_widget(Paragraph::new(Line::styled(right, t.dim()).right_aligned()), area);
-    }
-}
-
+/// A pane's frame; the focused pane's in the title colour.
 pub(super) fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
     let color = if focused { app.theme.title } else { app.theme.border };
     Block::new()
