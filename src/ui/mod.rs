@@ -2,15 +2,21 @@
 //! go into the store, and the screen is drawn only when something changed (at most ~30 times a
 //! second, plus a slow tick for the ages). Knows nothing of HTTP.
 
+mod agents;
 pub mod answer;
 pub mod app;
+mod approvals;
 mod detail;
 pub mod dialogs;
 pub mod effects;
+mod footer;
 pub mod format;
+mod help;
 pub mod keys;
 pub mod steer;
+mod table;
 pub mod theme;
+mod title;
 pub mod view;
 
 #[cfg(test)]

@@ -1,30 +1,20 @@
 //! Rendering: a pure function of the `App`. It reads, never changes, and its cost follows the
 //! rows on screen, not the number of tasks or the size of their texts. Every string from an
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
-
-use std::borrow::Cow;
+//!
+//! This file is the layout (`Areas`) and the order the panes are drawn in; each pane draws in its
+//! own file (`title`, `agents`, `table`, `approvals`, `footer`, `help`, `detail`), and the pieces
+//! more than one pane uses (borders, counts) are at the end of this one.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Borders};
 
-use super::app::{App, Focus, Overlay};
-use super::detail;
-use super::effects::is_web_link;
-use super::format::{STATE_NAME, ago, fit, head, line, links, pad, plural, short_id, state_name, waited, width, wrap};
-use super::keys::Action;
-use super::theme::{health_glyph, state_glyph};
-use crate::a2a::Part;
-use crate::a2a::interactions::{Interaction, Kind};
-use crate::event::Health;
-use crate::store::{Counts, TaskEntry};
-
-/// Lines an agent's trouble may take on its row before it is cut.
-const HEALTH_LINES: usize = 3;
-/// Lines one link may take: links are wrapped, not cut, unless they are absurd.
-const LINK_LINES: usize = 8;
+use super::app::{App, Overlay};
+use super::{agents, approvals, detail, footer, help, table, title};
+use crate::store::Counts;
 
 /// Where each part of the main screen goes, from the terminal size and what there is to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +43,7 @@ impl Areas {
     }
 }
 
-fn to_u16(n: usize) -> u16 {
+pub(super) fn to_u16(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
@@ -61,9 +51,9 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     let agents = to_u16(app.store.agents.len());
     let compact = area.width < 100 || area.height < agents.saturating_add(20);
     let agents_h = if compact {
-        to_u16(agent_badges(app, usize::from(area.width)).len())
+        to_u16(agents::agent_badges(app, usize::from(area.width)).len())
     } else {
-        to_u16(agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
+        to_u16(agents::agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
     };
     let approvals_h = if app.store.approval_count() == 0 {
         0
@@ -75,7 +65,7 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         };
         let cap = (area.height / 3).max(border + 2);
         let budget = usize::from(cap - border);
-        let need: usize = approval_blocks(app, usize::from(inner), compact, 0, budget)
+        let need: usize = approvals::approval_blocks(app, usize::from(inner), compact, 0, budget)
             .iter()
             .map(Vec::len)
             .sum();
@@ -116,21 +106,16 @@ pub fn prepare(app: &mut App, area: Rect) {
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
-    draw_title(frame, a.title, app);
-    if a.compact {
-        let lines = agent_badges(app, usize::from(a.agents.width));
-        frame.render_widget(Paragraph::new(lines), a.agents);
-    } else {
-        draw_agents(frame, a.agents, app);
-    }
-    draw_tasks(frame, a.tasks, app);
+    title::draw(frame, a.title, app);
+    agents::draw(frame, a.agents, app, a.compact);
+    table::draw(frame, a.tasks, app);
     if a.approvals.height > 0 {
-        draw_approvals(frame, a.approvals, app, a.compact);
+        approvals::draw(frame, a.approvals, app, a.compact);
     }
-    draw_footer(frame, a.footer, app);
+    footer::draw(frame, a.footer, app);
     for overlay in &app.overlays {
         match overlay {
-            Overlay::Help => draw_help(frame, frame.area(), app),
+            Overlay::Help => help::draw(frame, frame.area(), app),
             Overlay::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
             Overlay::Filter { .. } => {}
         }
@@ -138,8 +123,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
     super::dialogs::draw_steer(frame, frame.area(), app);
 }
 
+/// How many words the counts get (title and agents rows); the longest that fits is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Labels {
+pub(super) enum Labels {
     /// `◆ 2 waiting on you`
     Long,
     /// `◆ 2 waiting`
@@ -148,7 +134,8 @@ enum Labels {
     Short,
 }
 
-fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
+/// Tasks by state as coloured spans: active always, the rest only when there are some.
+pub(super) fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut push = |n: usize, glyph: &str, label: &str, style: Style| {
@@ -184,619 +171,15 @@ fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
     spans
 }
 
-fn spans_width(spans: &[Span]) -> usize {
+pub(super) fn spans_width(spans: &[Span]) -> usize {
     spans.iter().map(Span::width).sum()
 }
 
-/// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
-fn draw_title(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let room = usize::from(area.width);
-    let right = format!(
-        "{} help  {} quit ",
-        app.keys.hint(Action::Help),
-        app.keys.hint(Action::Quit)
-    );
-    let totals = app.store.total_counts();
-    let agents = plural(app.store.agents.len(), "agent");
-    let tasks = plural(app.store.len(), "task");
-    let variants = [
-        (format!(" {agents}  {tasks}   "), Labels::Long),
-        (format!(" {agents}  {tasks}   "), Labels::Medium),
-        (format!(" {tasks}  "), Labels::Short),
-    ];
-    let candidates = variants.map(|(head, labels)| {
-        let mut spans = vec![
-            Span::styled(" a2a-watch ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::styled(head, t.dim()),
-        ];
-        spans.extend(counts_spans(&totals, app, labels));
-        spans
-    });
-    let right_w = width(&right);
-    let [long, medium, short] = candidates;
-    let left = [long, medium]
-        .into_iter()
-        .find(|s| spans_width(s) + right_w <= room)
-        .unwrap_or(short);
-    let show_right = spans_width(&left) + right_w <= room;
-    frame.render_widget(Paragraph::new(Line::from(left)), area);
-    if show_right {
-        frame.render_widget(Paragraph::new(Line::styled(right, t.dim()).right_aligned()), area);
-    }
-}
-
-fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
+/// A pane's frame; the focused pane's in the title colour.
+pub(super) fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
     let color = if focused { app.theme.title } else { app.theme.border };
     Block::new()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(color))
         .title(title)
-}
-
-fn agent_protocol(app: &App, i: usize) -> String {
-    match &app.store.agents[i].info {
-        Some(info) => format!("{} {}", info.version.label(), info.binding.label()),
-        None => "-".into(),
-    }
-}
-
-/// What is wrong with an agent, in the agent's own words, without repeating its name.
-fn trouble(name: &str, health: &Health) -> Option<String> {
-    let detail = health.detail()?;
-    let detail = line(&detail, usize::MAX);
-    Some(match detail.strip_prefix(name).and_then(|d| d.strip_prefix(": ")) {
-        Some(rest) => rest.to_string(),
-        None => detail,
-    })
-}
-
-/// Columns for agent names: the longest name's, at least 5 and at most `max`.
-fn name_width(app: &App, max: usize) -> usize {
-    app.store
-        .agents
-        .iter()
-        .map(|a| width(&line(&a.name, max)))
-        .max()
-        .unwrap_or(5)
-        .clamp(5, max)
-}
-
-/// One row per agent (its trouble wrapped under it), for a panel `width` columns wide inside.
-fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let name_w = name_width(app, 24);
-    let mut out = Vec::new();
-    for (i, a) in app.store.agents.iter().enumerate() {
-        let health = &a.health;
-        let name = line(&a.name, name_w);
-        let mut spans = vec![
-            Span::raw(format!(" {}  ", pad(&name, name_w))),
-            Span::styled(
-                format!("{} {:<12}", health_glyph(health), health.label()),
-                t.health(health),
-            ),
-            Span::styled(format!(" {:<15}", agent_protocol(app, i)), t.dim()),
-        ];
-        let hang = name_w + 32;
-        match trouble(&name, health) {
-            // What went wrong, where it went wrong: on the agent's own row.
-            Some(detail) if !matches!(health, Health::Polling { .. }) => {
-                spans.push(Span::styled(detail, t.health(health)));
-            }
-            _ => {
-                spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
-                if a.listing_cut {
-                    spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
-                }
-                if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
-                    spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
-                }
-            }
-        }
-        out.extend(wrap(&Line::from(spans), room, hang, HEALTH_LINES));
-    }
-    out
-}
-
-fn draw_agents(frame: &mut Frame, area: Rect, app: &App) {
-    let lines = agent_lines(app, usize::from(area.width.saturating_sub(2)));
-    let title = Line::from(Span::styled(" Agents ", Style::new().fg(app.theme.title)));
-    frame.render_widget(Paragraph::new(lines).block(border(title, app, false)), area);
-}
-
-/// Narrow screens: one line of badges, then, for an agent that cannot be watched at all, why
-/// (the env var to set, the address that refused), since there is no agents panel to say it.
-fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let mut spans = Vec::new();
-    for a in &app.store.agents {
-        spans.push(Span::styled(
-            format!(" {} ", health_glyph(&a.health)),
-            t.health(&a.health),
-        ));
-        spans.push(Span::raw(line(&a.name, 14)));
-        if !matches!(a.health, Health::Streaming) {
-            spans.push(Span::styled(format!(" {}", a.health.label()), t.health(&a.health)));
-        }
-        spans.push(Span::raw(" "));
-    }
-    let mut out = wrap(&Line::from(spans), width, 0, 1);
-    for a in &app.store.agents {
-        if out.len() >= 5 {
-            break;
-        }
-        if !matches!(a.health, Health::Unauthorized { .. } | Health::Unreachable { .. }) {
-            continue;
-        }
-        let name = line(&a.name, 24);
-        let detail = trouble(&name, &a.health).unwrap_or_default();
-        let text = Line::styled(
-            format!(" {} {name}: {detail}", health_glyph(&a.health)),
-            t.health(&a.health),
-        );
-        out.extend(wrap(&text, width, 2, 2));
-    }
-    out
-}
-
-fn draw_tasks(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let wide = area.width >= 110;
-    let mut title = vec![Span::styled(" Tasks ", Style::new().fg(t.title))];
-    // Frozen comes first: of everything in this title it is what must not be missed.
-    if app.frozen.is_some() {
-        let new = app.new_since_freeze();
-        title.push(Span::styled(
-            format!("── FROZEN +{new} new "),
-            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-        ));
-    }
-    title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
-    if !app.spec.filter.is_empty() {
-        title.push(Span::styled(
-            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
-            t.dim(),
-        ));
-    }
-    if app.spec.hide_terminal {
-        title.push(Span::styled("── finished hidden ", t.dim()));
-    }
-    let block = border(Line::from(title), app, app.focus == Focus::Tasks);
-    if app.row_count() == 0 {
-        let msg = if app.store.agents.is_empty() {
-            "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
-        } else if app.store.is_empty() {
-            format!(
-                "No tasks yet. Watching {}; tasks appear as they report them.",
-                plural(app.store.agents.len(), "agent")
-            )
-        } else if app.spec.filter.is_empty() {
-            "Every task is finished; t shows them again.".to_string()
-        } else {
-            "No task matches the filter. Esc clears it.".to_string()
-        };
-        let p = Paragraph::new(Line::styled(msg, t.dim()).centered())
-            .block(block)
-            .wrap(Wrap { trim: true });
-        frame.render_widget(p, area);
-        return;
-    }
-    // The agent column is as wide as the longest name, within limits: a short tag when narrow.
-    let agent_w = name_width(app, if wide { 16 } else { 10 });
-    const STATE_W: usize = STATE_NAME + 2;
-    let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
-        (
-            vec!["AGENT", "TASK", "CONTEXT", "STATE", "FOR", "UPDATED", "STATUS", "ART"],
-            vec![agent_w, 8, 8, STATE_W, 5, 7, 0, 3],
-        )
-    } else {
-        (
-            vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"],
-            vec![agent_w, 8, STATE_W, 5, 0],
-        )
-    };
-    // Room to breathe between columns once the status text has plenty.
-    let spacing = if area.width >= 150 { 2 } else { 1 };
-    let inner = usize::from(area.width.saturating_sub(2));
-    let status_w = inner.saturating_sub(fixed.iter().sum::<usize>() + spacing * (fixed.len() - 1));
-    let widths: Vec<Constraint> = fixed
-        .iter()
-        .map(|&w| {
-            if w == 0 {
-                Constraint::Fill(1)
-            } else {
-                Constraint::Length(to_u16(w))
-            }
-        })
-        .collect();
-    let page = usize::from(area.height.saturating_sub(3));
-    let selected = app.selected_index();
-    // Only the rows on screen are built.
-    let body: Vec<Row> = app
-        .rows_from(app.offset)
-        .take(page)
-        .enumerate()
-        .map(|(i, key)| (i + app.offset, key))
-        .filter_map(|(i, key)| {
-            let task = app.store.task(key)?;
-            let row = Row::new(task_cells(app, task, wide, agent_w, status_w));
-            Some(if Some(i) == selected {
-                row.style(Style::new().bg(t.selection))
-            } else {
-                row
-            })
-        })
-        .collect();
-    let header = Row::new(header).style(Style::new().bg(t.header).add_modifier(Modifier::BOLD));
-    let table = Table::new(body, widths)
-        .header(header)
-        .block(block)
-        .column_spacing(to_u16(spacing));
-    frame.render_widget(table, area);
-}
-
-/// The text of a status message, as far as one line can show: a huge message is not copied.
-fn status_head(task: &TaskEntry) -> Cow<'_, str> {
-    let parts = task.status.message.as_ref().map_or(&[][..], |m| &m.parts[..]);
-    let mut texts = parts.iter().filter_map(Part::as_text);
-    let first = texts.next().unwrap_or("");
-    let mut rest = texts.peekable();
-    if rest.peek().is_none() {
-        return Cow::Borrowed(first);
-    }
-    let mut out = head(first, 4096).0.to_string();
-    for text in rest.take(16) {
-        out.push('\n');
-        out.push_str(head(text, 4096).0);
-    }
-    Cow::Owned(out)
-}
-
-fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
-    let t = &app.theme;
-    let state = task.state();
-    let agent = app.store.agent_name(task.key.agent);
-    // A stream silent for a while says for how long (issue 9), before anything else.
-    let quiet = task
-        .quiet_since
-        .map(|since| format!("quiet {} · ", waited(app.now, since)))
-        .unwrap_or_default();
-    let status = match &task.error {
-        Some(err) => line(
-            &format!("{quiet}⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
-            status_w,
-        ),
-        None => line(&format!("{quiet}{}", status_head(task)), status_w),
-    };
-    let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
-    if wide {
-        cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
-    }
-    // Only the words are coloured (reversed, for unknown): not the padding after them.
-    let state_cell = if task.not_found {
-        Line::styled("? not found", Style::new().fg(t.failure))
-    } else {
-        Line::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state))
-    };
-    cells.push(Cell::from(state_cell));
-    cells.push(Cell::from(waited(app.now, task.state_since)));
-    if wide {
-        cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
-    }
-    let status_style = if task.error.is_some() {
-        Style::new().fg(t.failure)
-    } else {
-        Style::new().fg(t.text)
-    };
-    cells.push(Cell::from(status).style(status_style));
-    if wide {
-        cells.push(Cell::from(format!("{:>3}", task.artifacts.len())));
-    }
-    cells
-}
-
-/// One block of lines per pending approval: who, how long, the prompt, and its links whole
-/// (wrapped, never cut). Compact: one line with the count, then the selected approval's links.
-/// The approvals pane's blocks (a header line and its links), from `first`, until `budget`
-/// lines are filled.
-fn approval_blocks(app: &App, width: usize, compact: bool, first: usize, budget: usize) -> Vec<Vec<Line<'static>>> {
-    let t = &app.theme;
-    let pending = app.store.approval_count();
-    let focused = app.focus == Focus::Approvals;
-    let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
-    let k = |a: Action| app.keys.hint(a);
-    let link_lines = |p: &TaskEntry, indent: &str| {
-        // interactions/v1: answered in-band, so the held call and the keys, not a link.
-        if let Some(i) = p.status.message.as_ref().and_then(Interaction::of) {
-            let (subject, keys) = match i.kind {
-                Kind::Connection => (
-                    format!("connect {}", i.subject().unwrap_or_default()),
-                    format!("{} connected? · {} decline", k(Action::Approve), k(Action::Deny)),
-                ),
-                _ => (
-                    i.subject().unwrap_or_else(|| "a held tool call".into()),
-                    format!("{} approve · {} deny", k(Action::Approve), k(Action::Deny)),
-                ),
-            };
-            let spans = vec![
-                Span::raw(format!("{indent}{}  ", line(&subject, width / 2))),
-                Span::styled(keys, t.dim()),
-            ];
-            return vec![Line::from(spans)];
-        }
-        let found = p.status.message.as_ref().map(links).unwrap_or_default();
-        if found.is_empty() {
-            return vec![Line::styled(
-                format!("{indent}(no link in the status message)"),
-                t.dim(),
-            )];
-        }
-        found
-            .iter()
-            .flat_map(|l| {
-                // Only a web link looks like one; anything else is text that is never opened.
-                let text = if is_web_link(l) {
-                    Line::styled(format!("{indent}{}", line(l, usize::MAX)), link_style)
-                } else {
-                    Line::styled(format!("{indent}not a web link: {}", line(l, usize::MAX)), t.dim())
-                };
-                wrap(&text, width, 0, LINK_LINES)
-            })
-            .collect()
-    };
-    let header = |p: &TaskEntry, lead: Vec<Span<'static>>| {
-        let mut spans = lead;
-        spans.push(Span::raw(format!("{}  ", line(app.store.agent_name(p.key.agent), 16))));
-        spans.push(Span::styled(format!("{}  ", short_id(&p.key.id)), t.dim()));
-        spans.push(Span::styled(
-            format!("{}  ", waited(app.now, p.state_since)),
-            Style::new().fg(t.interrupted),
-        ));
-        let used = spans_width(&spans);
-        spans.push(Span::raw(line(&status_head(p), width.saturating_sub(used))));
-        Line::from(spans)
-    };
-    if compact {
-        let i = app.approval.min(pending.saturating_sub(1));
-        let Some(p) = app.approval_at(i) else {
-            return Vec::new();
-        };
-        let marker = if focused { "▶" } else { "◆" };
-        let mut lead = vec![Span::styled(
-            format!(" {marker} {pending} waiting for approval "),
-            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-        )];
-        if pending > 1 {
-            lead.push(Span::styled(format!("{}/{pending} ", i + 1), t.dim()));
-        }
-        lead.push(Span::styled("· ", t.dim()));
-        let mut block = vec![header(p, lead)];
-        block.extend(link_lines(p, "   "));
-        return vec![block];
-    }
-    // Only the approvals that fit are built: cost follows the pane, not the number waiting.
-    let mut blocks = Vec::new();
-    let mut used = 0;
-    for (i, p) in app.store.approvals_from(first).enumerate().map(|(n, p)| (first + n, p)) {
-        if used >= budget {
-            break;
-        }
-        let marker = if focused && i == app.approval { "▶" } else { " " };
-        let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
-        block.extend(link_lines(p, "    "));
-        if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
-            let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
-            block.push(Line::styled(keys, t.dim()));
-        }
-        used += block.len();
-        blocks.push(block);
-    }
-    blocks
-}
-
-/// The approvals to draw in `room` lines: from the first, or from the selected one when it
-/// would not fit otherwise.
-fn visible_approvals(app: &App, width: usize, compact: bool, room: usize) -> Vec<Vec<Line<'static>>> {
-    let from_top = approval_blocks(app, width, compact, 0, room);
-    let lines_through_selected: usize = from_top.iter().take(app.approval + 1).map(Vec::len).sum();
-    if compact || (app.approval < from_top.len() && lines_through_selected <= room) {
-        return from_top;
-    }
-    approval_blocks(app, width, compact, app.approval, room)
-}
-
-fn draw_approvals(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
-    let t = &app.theme;
-    let (inner, room) = if compact {
-        (area.width, area.height)
-    } else {
-        (area.width.saturating_sub(2), area.height.saturating_sub(2))
-    };
-    let lines: Vec<Line> = visible_approvals(app, usize::from(inner), compact, usize::from(room))
-        .into_iter()
-        .flatten()
-        .collect();
-    if compact {
-        frame.render_widget(Paragraph::new(lines), area);
-        return;
-    }
-    let title = Line::from(Span::styled(
-        format!(" Waiting for approval ({}) ", app.store.approval_count()),
-        Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-    ));
-    let focused = app.focus == Focus::Approvals;
-    frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
-}
-
-/// How long a one-line message stays in the footer.
-const FLASH_SECONDS: i64 = 6;
-
-fn draw_footer(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let room = usize::from(area.width);
-    if let Some(Overlay::Filter { input }) = app.overlays.last() {
-        let help = "   ⏎ keep · esc clear · state: agent: context: !term";
-        let typed = line(input, room.saturating_sub(4));
-        let mut spans = vec![
-            Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::raw(typed),
-            Span::styled("▏", Style::new().fg(t.title)),
-        ];
-        if spans_width(&spans) + width(help) <= room {
-            spans.push(Span::styled(help, t.dim()));
-        }
-        frame.render_widget(Paragraph::new(Line::from(spans)), area);
-        return;
-    }
-    let waiting = app.store.total_counts().interrupted;
-    let live = if app.frozen.is_some() { "frozen" } else { "live" };
-    let right = vec![
-        Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
-        Span::styled(format!(" · {live} "), t.dim()),
-    ];
-    // What the user just did, and what became of it, for a few seconds.
-    if let Some(flash) = &app.steer.flash
-        && app.now.duration_since(flash.at).as_secs() < FLASH_SECONDS
-    {
-        let style = if flash.error {
-            Style::new().fg(t.failure)
-        } else {
-            Style::new().fg(t.success)
-        };
-        let room_left = room.saturating_sub(spans_width(&right) + 1);
-        frame.render_widget(
-            Paragraph::new(Line::styled(format!(" {}", line(&flash.text, room_left)), style)),
-            area,
-        );
-        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
-        return;
-    }
-    let k = |a: Action| app.keys.hint(a);
-    let mut hints = vec![
-        format!("{}{} move", k(Action::Up), k(Action::Down)),
-        format!("{} details", k(Action::Details)),
-    ];
-    if waiting > 0 {
-        hints.push(format!("{} inbox", k(Action::Inbox)));
-    }
-    if app.store.approval_count() > 0 {
-        hints.push(format!("{} approvals", k(Action::FocusNext)));
-    }
-    hints.extend([
-        format!("{} filter", k(Action::Filter)),
-        format!("{} new task", k(Action::NewTask)),
-        format!("{} cancel", k(Action::Cancel)),
-        format!("{} sort", k(Action::Sort)),
-        format!("{} freeze", k(Action::Freeze)),
-        format!("{} finished", k(Action::ToggleTerminal)),
-    ]);
-    // As many hints as fit beside the counter, most useful first.
-    let room_left = room.saturating_sub(spans_width(&right) + 1);
-    let mut left = String::new();
-    for h in hints {
-        let next = format!(" {h} ");
-        if width(&left) + width(&next) > room_left {
-            break;
-        }
-        left.push_str(&next);
-    }
-    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
-    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
-}
-
-/// Help drawn from the key map itself: one column where it fits, two where it does not (the
-/// whole map must be readable on 80x24).
-fn draw_help(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let entries: Vec<(String, &str)> = Action::HELP
-        .iter()
-        .map(|(action, what)| {
-            let keys: Vec<String> = app.keys.keys_for(*action).iter().map(ToString::to_string).collect();
-            let keys = if keys.is_empty() {
-                "(unbound)".to_string()
-            } else {
-                keys.join(" ")
-            };
-            (keys, *what)
-        })
-        .collect();
-    let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
-    let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
-    let column = |entries: &[(String, &str)], col_w: usize| -> Vec<Line<'static>> {
-        entries
-            .iter()
-            .flat_map(|(keys, what)| {
-                let keys = fit(keys, key_w);
-                let lead = " ".repeat(1 + key_w - width(&keys));
-                let entry = Line::from(vec![
-                    Span::styled(format!("{lead}{keys}  "), bold),
-                    Span::raw(what.to_string()),
-                ]);
-                wrap(&entry, col_w, width(&keys) + 2, 3)
-            })
-            .collect()
-    };
-    let w = 80.min(area.width);
-    let inner_w = usize::from(w.saturating_sub(2));
-    let room = usize::from(area.height.saturating_sub(2));
-    let notes: Vec<Line> = [
-        "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"",
-        "Any key closes this help.",
-    ]
-    .iter()
-    .flat_map(|n| wrap(&Line::styled(format!(" {n}"), t.dim()), inner_w, 0, 2))
-    .collect();
-    let one = column(&entries, inner_w);
-    let (left, right) = if one.len() + 2 + notes.len() <= room {
-        (one, Vec::new())
-    } else {
-        // Two columns, split where the lines balance.
-        let col_w = inner_w.saturating_sub(1) / 2;
-        let heights: Vec<usize> = entries
-            .iter()
-            .map(|e| column(std::slice::from_ref(e), col_w).len())
-            .collect();
-        let total: usize = heights.iter().sum();
-        let mut split = 0;
-        let mut acc = 0;
-        while split < entries.len() && acc + heights[split] <= total.div_ceil(2) {
-            acc += heights[split];
-            split += 1;
-        }
-        (column(&entries[..split], col_w), column(&entries[split..], col_w))
-    };
-    let body = left.len().max(right.len());
-    // A blank line above the keys and one above the notes.
-    let h = to_u16(body + 4 + notes.len()).min(area.height);
-    let popup = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
-    frame.render_widget(Clear, popup);
-    let block = border(Line::styled(" Help ", Style::new().fg(t.title)), app, true);
-    let inner = block.inner(popup);
-    frame.render_widget(block, popup);
-    let [top, _, bottom] = Layout::vertical([
-        Constraint::Length(to_u16(body + 1)),
-        Constraint::Fill(1),
-        Constraint::Length(to_u16(notes.len())),
-    ])
-    .areas(inner);
-    let top = Rect {
-        y: top.y + 1,
-        height: top.height.saturating_sub(1),
-        ..top
-    };
-    if right.is_empty() {
-        frame.render_widget(Paragraph::new(left), top);
-    } else {
-        let [l, _, r] =
-            Layout::horizontal([Constraint::Fill(1), Constraint::Length(1), Constraint::Fill(1)]).areas(top);
-        frame.render_widget(Paragraph::new(left), l);
-        frame.render_widget(Paragraph::new(right), r);
-    }
-    frame.render_widget(Paragraph::new(notes), bottom);
 }

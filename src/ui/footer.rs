@@ -1,0 +1,89 @@
+//! The footer: the filter being typed, else the last action's outcome for a few seconds, else
+//! the keys that fit; always the waiting count and whether the table is live or frozen.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Overlay};
+use super::format::{line, width};
+use super::keys::Action;
+use super::view::spans_width;
+
+/// How long a one-line message stays in the footer.
+const FLASH_SECONDS: i64 = 6;
+
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let room = usize::from(area.width);
+    if let Some(Overlay::Filter { input }) = app.overlays.last() {
+        let help = "   ⏎ keep · esc clear · state: agent: context: !term";
+        let typed = line(input, room.saturating_sub(4));
+        let mut spans = vec![
+            Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
+            Span::raw(typed),
+            Span::styled("▏", Style::new().fg(t.title)),
+        ];
+        if spans_width(&spans) + width(help) <= room {
+            spans.push(Span::styled(help, t.dim()));
+        }
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+        return;
+    }
+    let waiting = app.store.total_counts().interrupted;
+    let live = if app.frozen.is_some() { "frozen" } else { "live" };
+    let right = vec![
+        Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
+        Span::styled(format!(" · {live} "), t.dim()),
+    ];
+    // What the user just did, and what became of it, for a few seconds.
+    if let Some(flash) = &app.steer.flash
+        && app.now.duration_since(flash.at).as_secs() < FLASH_SECONDS
+    {
+        let style = if flash.error {
+            Style::new().fg(t.failure)
+        } else {
+            Style::new().fg(t.success)
+        };
+        let room_left = room.saturating_sub(spans_width(&right) + 1);
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!(" {}", line(&flash.text, room_left)), style)),
+            area,
+        );
+        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+        return;
+    }
+    let k = |a: Action| app.keys.hint(a);
+    let mut hints = vec![
+        format!("{}{} move", k(Action::Up), k(Action::Down)),
+        format!("{} details", k(Action::Details)),
+    ];
+    if waiting > 0 {
+        hints.push(format!("{} inbox", k(Action::Inbox)));
+    }
+    if app.store.approval_count() > 0 {
+        hints.push(format!("{} approvals", k(Action::FocusNext)));
+    }
+    hints.extend([
+        format!("{} filter", k(Action::Filter)),
+        format!("{} new task", k(Action::NewTask)),
+        format!("{} cancel", k(Action::Cancel)),
+        format!("{} sort", k(Action::Sort)),
+        format!("{} freeze", k(Action::Freeze)),
+        format!("{} finished", k(Action::ToggleTerminal)),
+    ]);
+    // As many hints as fit beside the counter, most useful first.
+    let room_left = room.saturating_sub(spans_width(&right) + 1);
+    let mut left = String::new();
+    for h in hints {
+        let next = format!(" {h} ");
+        if width(&left) + width(&next) > room_left {
+            break;
+        }
+        left.push_str(&next);
+    }
+    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
+    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+}

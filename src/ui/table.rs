@@ -1,0 +1,174 @@
+//! The task table: one row per task on screen, as wide as the terminal allows; only the rows
+//! on screen are built.
+
+use std::borrow::Cow;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+
+use super::agents::name_width;
+use super::app::{App, Focus};
+use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, waited};
+use super::theme::state_glyph;
+use super::view::{border, to_u16};
+use crate::a2a::Part;
+use crate::store::TaskEntry;
+
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let wide = area.width >= 110;
+    let mut title = vec![Span::styled(" Tasks ", Style::new().fg(t.title))];
+    // Frozen comes first: of everything in this title it is what must not be missed.
+    if app.frozen.is_some() {
+        let new = app.new_since_freeze();
+        title.push(Span::styled(
+            format!("── FROZEN +{new} new "),
+            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
+        ));
+    }
+    title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
+    if !app.spec.filter.is_empty() {
+        title.push(Span::styled(
+            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
+            t.dim(),
+        ));
+    }
+    if app.spec.hide_terminal {
+        title.push(Span::styled("── finished hidden ", t.dim()));
+    }
+    let block = border(Line::from(title), app, app.focus == Focus::Tasks);
+    if app.row_count() == 0 {
+        let msg = if app.store.agents.is_empty() {
+            "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
+        } else if app.store.is_empty() {
+            format!(
+                "No tasks yet. Watching {}; tasks appear as they report them.",
+                plural(app.store.agents.len(), "agent")
+            )
+        } else if app.spec.filter.is_empty() {
+            "Every task is finished; t shows them again.".to_string()
+        } else {
+            "No task matches the filter. Esc clears it.".to_string()
+        };
+        let p = Paragraph::new(Line::styled(msg, t.dim()).centered())
+            .block(block)
+            .wrap(Wrap { trim: true });
+        frame.render_widget(p, area);
+        return;
+    }
+    // The agent column is as wide as the longest name, within limits: a short tag when narrow.
+    let agent_w = name_width(app, if wide { 16 } else { 10 });
+    const STATE_W: usize = STATE_NAME + 2;
+    let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
+        (
+            vec!["AGENT", "TASK", "CONTEXT", "STATE", "FOR", "UPDATED", "STATUS", "ART"],
+            vec![agent_w, 8, 8, STATE_W, 5, 7, 0, 3],
+        )
+    } else {
+        (
+            vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"],
+            vec![agent_w, 8, STATE_W, 5, 0],
+        )
+    };
+    // Room to breathe between columns once the status text has plenty.
+    let spacing = if area.width >= 150 { 2 } else { 1 };
+    let inner = usize::from(area.width.saturating_sub(2));
+    let status_w = inner.saturating_sub(fixed.iter().sum::<usize>() + spacing * (fixed.len() - 1));
+    let widths: Vec<Constraint> = fixed
+        .iter()
+        .map(|&w| {
+            if w == 0 {
+                Constraint::Fill(1)
+            } else {
+                Constraint::Length(to_u16(w))
+            }
+        })
+        .collect();
+    let page = usize::from(area.height.saturating_sub(3));
+    let selected = app.selected_index();
+    // Only the rows on screen are built.
+    let body: Vec<Row> = app
+        .rows_from(app.offset)
+        .take(page)
+        .enumerate()
+        .map(|(i, key)| (i + app.offset, key))
+        .filter_map(|(i, key)| {
+            let task = app.store.task(key)?;
+            let row = Row::new(task_cells(app, task, wide, agent_w, status_w));
+            Some(if Some(i) == selected {
+                row.style(Style::new().bg(t.selection))
+            } else {
+                row
+            })
+        })
+        .collect();
+    let header = Row::new(header).style(Style::new().bg(t.header).add_modifier(Modifier::BOLD));
+    let table = Table::new(body, widths)
+        .header(header)
+        .block(block)
+        .column_spacing(to_u16(spacing));
+    frame.render_widget(table, area);
+}
+
+/// The text of a status message, as far as one line can show: a huge message is not copied.
+pub(super) fn status_head(task: &TaskEntry) -> Cow<'_, str> {
+    let parts = task.status.message.as_ref().map_or(&[][..], |m| &m.parts[..]);
+    let mut texts = parts.iter().filter_map(Part::as_text);
+    let first = texts.next().unwrap_or("");
+    let mut rest = texts.peekable();
+    if rest.peek().is_none() {
+        return Cow::Borrowed(first);
+    }
+    let mut out = head(first, 4096).0.to_string();
+    for text in rest.take(16) {
+        out.push('\n');
+        out.push_str(head(text, 4096).0);
+    }
+    Cow::Owned(out)
+}
+
+fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
+    let t = &app.theme;
+    let state = task.state();
+    let agent = app.store.agent_name(task.key.agent);
+    // A stream silent for a while says for how long (issue 9), before anything else.
+    let quiet = task
+        .quiet_since
+        .map(|since| format!("quiet {} · ", waited(app.now, since)))
+        .unwrap_or_default();
+    let status = match &task.error {
+        Some(err) => line(
+            &format!("{quiet}⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
+            status_w,
+        ),
+        None => line(&format!("{quiet}{}", status_head(task)), status_w),
+    };
+    let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
+    if wide {
+        cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
+    }
+    // Only the words are coloured (reversed, for unknown): not the padding after them.
+    let state_cell = if task.not_found {
+        Line::styled("? not found", Style::new().fg(t.failure))
+    } else {
+        Line::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state))
+    };
+    cells.push(Cell::from(state_cell));
+    cells.push(Cell::from(waited(app.now, task.state_since)));
+    if wide {
+        cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
+    }
+    let status_style = if task.error.is_some() {
+        Style::new().fg(t.failure)
+    } else {
+        Style::new().fg(t.text)
+    };
+    cells.push(Cell::from(status).style(status_style));
+    if wide {
+        cells.push(Cell::from(format!("{:>3}", task.artifacts.len())));
+    }
+    cells
+}

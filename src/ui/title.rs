@@ -1,0 +1,50 @@
+//! The title line: the app's name, the totals and the keys for help and quit.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::App;
+use super::format::{plural, width};
+use super::keys::Action;
+use super::view::{Labels, counts_spans, spans_width};
+
+/// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
+    let t = &app.theme;
+    let room = usize::from(area.width);
+    let right = format!(
+        "{} help  {} quit ",
+        app.keys.hint(Action::Help),
+        app.keys.hint(Action::Quit)
+    );
+    let totals = app.store.total_counts();
+    let agents = plural(app.store.agents.len(), "agent");
+    let tasks = plural(app.store.len(), "task");
+    let variants = [
+        (format!(" {agents}  {tasks}   "), Labels::Long),
+        (format!(" {agents}  {tasks}   "), Labels::Medium),
+        (format!(" {tasks}  "), Labels::Short),
+    ];
+    let candidates = variants.map(|(head, labels)| {
+        let mut spans = vec![
+            Span::styled(" a2a-watch ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
+            Span::styled(head, t.dim()),
+        ];
+        spans.extend(counts_spans(&totals, app, labels));
+        spans
+    });
+    let right_w = width(&right);
+    let [long, medium, short] = candidates;
+    let left = [long, medium]
+        .into_iter()
+        .find(|s| spans_width(s) + right_w <= room)
+        .unwrap_or(short);
+    let show_right = spans_width(&left) + right_w <= room;
+    frame.render_widget(Paragraph::new(Line::from(left)), area);
+    if show_right {
+        frame.render_widget(Paragraph::new(Line::styled(right, t.dim()).right_aligned()), area);
+    }
+}
