@@ -871,3 +871,6 @@ fn inbox_and_new_task_forms() {
 
 /// Answers, confirmations and links: what is sent is what the person saw.
 mod answers;
+
+/// Bell, notifications, title, Esc "later", the inbox, paste and Ctrl-C in a dialog.
+mod steering;
