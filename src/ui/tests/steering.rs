@@ -39,6 +39,15 @@ fn second_question(at: i64) -> Event {
     )
 }
 
+/// A test run under way, as a listing brings it.
+fn running(id: &str) -> Event {
+    snapshot(
+        RUNNER,
+        task_json(id, CTX, "TASK_STATE_WORKING", "running", NOW - 5),
+        NOW - 5,
+    )
+}
+
 #[test]
 fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
     let mut app = app(store());
@@ -58,14 +67,7 @@ fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
     let old = feed(&mut app, second_question(NOW - 3600));
     assert_eq!(alarms(&old), Vec::<&Effect>::new(), "and so are its old questions");
 
-    feed(
-        &mut app,
-        snapshot(
-            RUNNER,
-            task_json(LIVE, CTX, "TASK_STATE_WORKING", "running", NOW - 5),
-            NOW - 5,
-        ),
-    );
+    feed(&mut app, running(LIVE));
     let failed = feed(
         &mut app,
         status_update(RUNNER, LIVE, CTX, "TASK_STATE_FAILED", "3 failed", NOW - 1),
@@ -75,14 +77,7 @@ fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
     };
     assert!(text.contains("test-runner"), "names the agent: {text}");
 
-    feed(
-        &mut app,
-        snapshot(
-            RUNNER,
-            task_json(WORKING, CTX, "TASK_STATE_WORKING", "running", NOW - 5),
-            NOW - 5,
-        ),
-    );
+    feed(&mut app, running(WORKING));
     let asks = feed(
         &mut app,
         status_update(RUNNER, WORKING, CTX, "TASK_STATE_INPUT_REQUIRED", "Which suite?", NOW),
@@ -104,14 +99,7 @@ fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
 #[test]
 fn the_terminal_title_counts_the_waiting_tasks() {
     let mut app = app(store());
-    feed(
-        &mut app,
-        snapshot(
-            RUNNER,
-            task_json(WORKING, CTX, "TASK_STATE_WORKING", "running", NOW - 5),
-            NOW - 5,
-        ),
-    );
+    feed(&mut app, running(WORKING));
     let titles = |effects: Vec<Effect>| -> Vec<String> {
         effects
             .into_iter()
