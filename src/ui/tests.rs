@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
 
-use super::app::{App, Overlay};
+use super::app::{App, Focus, Overlay};
 use super::keys::KeyMap;
 use super::on_terminal_event;
 use super::theme::Theme;
@@ -339,6 +339,13 @@ fn type_text(app: &mut App, text: &str) {
     }
 }
 
+/// Moves the focus to the approvals pane the way a person does (the key map's Tab), so its
+/// snapshot shows that pane focused, not the main screen again.
+fn focus_approvals(app: &mut App) {
+    press(app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Approvals);
+}
+
 fn key(agent: usize, id: &str) -> TaskKey {
     TaskKey { agent, id: id.into() }
 }
@@ -399,7 +406,8 @@ fn detail_pane_scrolls_to_the_raw_json() {
 #[test]
 fn approvals_pane_shows_links_whole() {
     let mut app = app(demo_store());
-    snapshot_sizes("approvals", &mut app);
+    focus_approvals(&mut app);
+    snapshot_sizes("approvals_focused", &mut app);
     for (w, h) in SIZES {
         let terminal = render(&mut app, w, h);
         let text: String = screen_text(terminal.backend().buffer())
@@ -797,7 +805,10 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
     let approval = with_extension_approval(&mut s);
     let mut app = app(s);
     app.selected = Some(approval.clone());
-    snapshot_sizes("approvals_with_extension", &mut app);
+    focus_approvals(&mut app);
+    snapshot_sizes("approvals_with_extension_focused", &mut app);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Focus::Tasks, "back to the tasks, where the selection is");
     let terminal = render(&mut app, 160, 48);
     assert!(screen_text(terminal.backend().buffer()).contains("github / create_pull_request  a approve · d deny"));
     press(&mut app, KeyCode::Char('a'));
@@ -860,3 +871,6 @@ fn inbox_and_new_task_forms() {
 
 /// Answers, confirmations and links: what is sent is what the person saw.
 mod answers;
+
+/// Bell, notifications, title, Esc "later", the inbox, paste and Ctrl-C in a dialog.
+mod steering;

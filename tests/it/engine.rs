@@ -12,6 +12,7 @@ use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 use tokio::sync::mpsc;
 
 use crate::demo_client::{TOKEN, start_demo};
+use crate::relay::Relay;
 use crate::scenarios::{connect, message, stream_all};
 
 pub(crate) struct Watched {
@@ -128,10 +129,14 @@ async fn an_agent_that_goes_away_and_comes_back_is_picked_up_again() {
         step: Duration::from_millis(20),
     };
     let first = demo::start(config.clone()).await.unwrap();
-    let port = first.agents[0].port;
-    let url = first.url("test-runner").to_string();
-    let mut w = watch(vec![spec(&url, "test-runner")]);
+    let first_url = first.url("test-runner").to_string();
+    // The watcher knows the agent by the relay's address, which the test holds throughout: the
+    // restarted agent is found at the same address without rebinding a port someone may take.
+    let relay = Relay::start(first.agents[0].port).await;
+    let card_file = relay.card_file(&first_url).await;
+    let mut w = watch(vec![spec(card_file.to_str().unwrap(), "test-runner")]);
     w.until("streaming", |s| s.agents[0].health == Health::Streaming).await;
+    relay.set_cut(true).await;
     first.shutdown().await;
     w.until("the loss is noticed", |s| {
         matches!(
@@ -141,15 +146,13 @@ async fn an_agent_that_goes_away_and_comes_back_is_picked_up_again() {
     })
     .await;
 
-    // The same port again: a new process of the same agent, with none of the old tasks.
-    let second = demo::start(DemoConfig {
-        base_port: port,
-        ..config
-    })
-    .await
-    .expect("the port is free again");
+    // A new process of the same agent at the same address, with none of the old tasks.
+    let second = demo::start(config).await.expect("the demo agents start again");
+    relay.set_upstream(second.agents[0].port);
+    relay.set_cut(false).await;
     w.until("streaming again", |s| s.agents[0].health == Health::Streaming)
         .await;
+    let url = second.url("test-runner").to_string();
     let client = connect(&url, a2a_watch::a2a::Binding::JsonRpc, None).await;
     let run = stream_all(&client, &message("run the tests after the restart")).await;
     w.until("the new task", |s| {
@@ -158,6 +161,7 @@ async fn an_agent_that_goes_away_and_comes_back_is_picked_up_again() {
     .await;
     w.engine.shutdown().await;
     second.shutdown().await;
+    let _ = std::fs::remove_dir_all(card_file.parent().unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@ mod golden;
 mod output;
 mod peers;
 mod recovery;
+mod relay;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;

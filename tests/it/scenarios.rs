@@ -373,13 +373,20 @@ pub async fn question_is_answered(client: &Client, q: &Quirks, text: &str, branc
         "the close did not change the task"
     );
 
+    // The answer waits for the subscription's first event: from then on the subscription is in
+    // place and must see the whole next turn.
+    let (subscribed, in_place) = tokio::sync::oneshot::channel();
     let watch = async {
         if let Some(kind) = q.interrupted_subscribe {
             return assert_subscribe_refused(client, q, &run.task, kind).await;
         }
         let mut stream = client.subscribe(&run.task).await.expect("subscribe");
         let mut seen = Run::default();
-        read(&mut stream, &mut seen, |_| false).await;
+        read(&mut stream, &mut seen, |r| r.first.is_some()).await;
+        let _ = subscribed.send(());
+        if !seen.closed {
+            read(&mut stream, &mut seen, |_| false).await;
+        }
         assert_eq!(seen.first, Some("task"), "the snapshot first");
         assert_eq!(
             seen.steps(),
@@ -388,8 +395,8 @@ pub async fn question_is_answered(client: &Client, q: &Quirks, text: &str, branc
         );
     };
     let answer = async {
-        // Give the subscription a head start: it must see the whole next turn.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // No subscription (refused) drops the sender: nothing to wait for then.
+        let _ = in_place.await;
         stream_all(client, &reply(&run.task, &run.context, branch)).await
     };
     let ((), answer) = tokio::join!(watch, answer);

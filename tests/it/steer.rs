@@ -2,8 +2,6 @@
 //! its commands go to the real engine, which talks to the demo agents over loopback, and the
 //! outcome comes back through the store into the box that asked.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
@@ -16,11 +14,10 @@ use a2a_watch::ui::steer::{Prefs, Steer};
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 use crate::demo_client::{TOKEN, start_demo};
+use crate::relay::Relay;
 use crate::scenarios::{connect, message, stream_all};
 
 /// The dashboard without a screen: events into the store, changes into the app, the app's
@@ -259,61 +256,14 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     agents.shutdown().await;
 }
 
-/// A TCP relay that can be cut, standing in for a network that goes away.
-struct Relay {
-    port: u16,
-    cut: Arc<AtomicBool>,
-    links: Arc<tokio::sync::Mutex<JoinSet<()>>>,
-}
-
-impl Relay {
-    async fn start(upstream: u16) -> Relay {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let cut = Arc::new(AtomicBool::new(false));
-        let links = Arc::new(tokio::sync::Mutex::new(JoinSet::new()));
-        let (c, l) = (cut.clone(), links.clone());
-        tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                if c.load(Ordering::SeqCst) {
-                    continue; // dropped: connection refused, in effect
-                }
-                l.lock().await.spawn(async move {
-                    if let Ok(mut outbound) = TcpStream::connect(("127.0.0.1", upstream)).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-                    }
-                });
-            }
-        });
-        Relay { port, cut, links }
-    }
-
-    async fn set_cut(&self, cut: bool) {
-        self.cut.store(cut, Ordering::SeqCst);
-        if cut {
-            self.links.lock().await.abort_all();
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_same_message_id() {
     let agents = start_demo().await;
     let url = agents.url("code-reviewer").to_string();
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
     let relay = Relay::start(port).await;
-    // The agent as seen through the relay: its card, with the interfaces pointed at the relay.
-    let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let card = card.replace(&format!("127.0.0.1:{port}"), &format!("127.0.0.1:{}", relay.port));
-    let dir = std::env::temp_dir().join(format!("a2a-watch-relay-{}", relay.port));
-    std::fs::create_dir_all(&dir).unwrap();
-    let card_file = dir.join("card.json");
-    std::fs::write(&card_file, card).unwrap();
+    // The agent as seen through the relay.
+    let card_file = relay.card_file(&url).await;
 
     let reviewer = connect(&url, Binding::JsonRpc, None).await;
     let asked = stream_all(&reviewer, &message("review this diff")).await;
@@ -346,7 +296,7 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
         answers.contains(&message_id.as_str()),
         "the retry reused messageId {message_id}: {answers:?}"
     );
-    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(card_file.parent().unwrap());
     d.engine.shutdown().await;
     agents.shutdown().await;
 }

@@ -1,0 +1,218 @@
+//! The steering side actions: bell, desktop notification and terminal title as tasks move,
+//! Esc "later", the inbox's moves, pasting into the boxes, and Ctrl-C inside a dialog. Driven
+//! the way the event loop drives the app: store events in, `on_changes`, real key events.
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::ui::effects::Effect;
+
+/// Applies an event the way the event loop does and returns the effects it asked for.
+fn feed(app: &mut App, event: Event) -> Vec<Effect> {
+    let change = app.store.apply(event);
+    app.on_changes(&[change]);
+    std::mem::take(&mut app.steer.effects)
+}
+
+fn alarms(effects: &[Effect]) -> Vec<&Effect> {
+    effects
+        .iter()
+        .filter(|e| matches!(e, Effect::Bell | Effect::Notify(_)))
+        .collect()
+}
+
+const LIVE: &str = "5a1e0000-0000-4000-8000-000000000001";
+const SECOND_QUESTION: &str = "5a1e0000-0000-4000-8000-000000000002";
+
+/// Another question from the reviewer, as a snapshot the first listing could bring.
+fn second_question(at: i64) -> Event {
+    snapshot(
+        REVIEWER,
+        task_json(
+            SECOND_QUESTION,
+            CTX,
+            "TASK_STATE_INPUT_REQUIRED",
+            "Which reviewers should I add?",
+            at,
+        ),
+        at,
+    )
+}
+
+/// A test run under way, as a listing brings it.
+fn running(id: &str) -> Event {
+    snapshot(
+        RUNNER,
+        task_json(id, CTX, "TASK_STATE_WORKING", "running", NOW - 5),
+        NOW - 5,
+    )
+}
+
+#[test]
+fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
+    let mut app = app(store());
+    let old = feed(
+        &mut app,
+        snapshot(
+            RUNNER,
+            task_json(COMPLETED, CTX, "TASK_STATE_FAILED", "it failed an hour ago", NOW - 3600),
+            NOW - 3600,
+        ),
+    );
+    assert_eq!(
+        alarms(&old),
+        Vec::<&Effect>::new(),
+        "the first listing's old failures are quiet"
+    );
+    let old = feed(&mut app, second_question(NOW - 3600));
+    assert_eq!(alarms(&old), Vec::<&Effect>::new(), "and so are its old questions");
+
+    feed(&mut app, running(LIVE));
+    let failed = feed(
+        &mut app,
+        status_update(RUNNER, LIVE, CTX, "TASK_STATE_FAILED", "3 failed", NOW - 1),
+    );
+    let [Effect::Bell, Effect::Notify(text)] = alarms(&failed)[..] else {
+        panic!("a bell and a notification: {failed:?}")
+    };
+    assert!(text.contains("test-runner"), "names the agent: {text}");
+
+    feed(&mut app, running(WORKING));
+    let asks = feed(
+        &mut app,
+        status_update(RUNNER, WORKING, CTX, "TASK_STATE_INPUT_REQUIRED", "Which suite?", NOW),
+    );
+    assert!(
+        matches!(alarms(&asks)[..], [Effect::Bell, Effect::Notify(_)]),
+        "a task that becomes interrupted rings too: {asks:?}"
+    );
+
+    app.steer.prefs.bell = false;
+    app.steer.prefs.desktop = false;
+    let quiet = feed(
+        &mut app,
+        status_update(RUNNER, WORKING, CTX, "TASK_STATE_FAILED", "gave up", NOW),
+    );
+    assert_eq!(alarms(&quiet), Vec::<&Effect>::new(), "both can be turned off");
+}
+
+#[test]
+fn the_terminal_title_counts_the_waiting_tasks() {
+    let mut app = app(store());
+    feed(&mut app, running(WORKING));
+    let titles = |effects: Vec<Effect>| -> Vec<String> {
+        effects
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Title(t) => Some(t),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        titles(feed(&mut app, second_question(NOW - 2))),
+        ["a2a-watch (1 waiting)"]
+    );
+    assert_eq!(
+        titles(feed(
+            &mut app,
+            status_update(RUNNER, WORKING, CTX, "TASK_STATE_WORKING", "still running", NOW - 1)
+        )),
+        Vec::<String>::new(),
+        "set again only when the count changes"
+    );
+    assert_eq!(
+        titles(feed(
+            &mut app,
+            status_update(RUNNER, WORKING, CTX, "TASK_STATE_INPUT_REQUIRED", "Which suite?", NOW)
+        )),
+        ["a2a-watch (2 waiting)"]
+    );
+    feed(
+        &mut app,
+        status_update(REVIEWER, SECOND_QUESTION, CTX, "TASK_STATE_COMPLETED", "done", NOW),
+    );
+    assert_eq!(
+        titles(feed(
+            &mut app,
+            status_update(RUNNER, WORKING, CTX, "TASK_STATE_CANCELED", "canceled", NOW)
+        )),
+        ["a2a-watch"],
+        "none waiting: the plain name"
+    );
+}
+
+#[test]
+fn esc_is_later_the_waiting_questions_stay_down_and_a_new_one_pops_up() {
+    let mut app = app(demo_store());
+    app.on_changes(&[]);
+    let boxed = |app: &App| app.steer.answer.as_ref().map(|b| b.key.clone());
+    assert_eq!(boxed(&app), Some(key(REVIEWER, QUESTION)), "the question pops up");
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(boxed(&app), None);
+    feed(
+        &mut app,
+        status_update(RUNNER, WORKING, CTX, "TASK_STATE_WORKING", "8/12", NOW),
+    );
+    assert_eq!(boxed(&app), None, "the question put off does not pop up again");
+    feed(&mut app, second_question(NOW));
+    assert_eq!(boxed(&app), Some(key(REVIEWER, SECOND_QUESTION)), "a new question does");
+}
+
+#[test]
+fn the_inbox_moves_with_j_and_k_and_enter_answers_the_task_under_the_cursor() {
+    let mut s = demo_store();
+    s.apply(second_question(NOW - 1));
+    let mut app = app(s);
+    let waiting: Vec<TaskKey> = app.store.interrupts().iter().map(|t| t.key.clone()).collect();
+    let target = key(REVIEWER, SECOND_QUESTION);
+    let at = waiting.iter().position(|k| *k == target).unwrap();
+    assert!(waiting.len() >= 3 && at > 0, "{waiting:?}");
+    press(&mut app, KeyCode::Char('i'));
+    assert_eq!(app.steer.inbox, Some(0));
+    press(&mut app, KeyCode::Char('k'));
+    assert_eq!(app.steer.inbox, Some(0), "stays at the top");
+    for _ in 0..waiting.len() + 2 {
+        press(&mut app, KeyCode::Char('j'));
+    }
+    assert_eq!(app.steer.inbox, Some(waiting.len() - 1), "stops at the bottom");
+    for _ in at..waiting.len() - 1 {
+        press(&mut app, KeyCode::Char('k'));
+    }
+    assert_eq!(app.steer.inbox, Some(at));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.steer.inbox, None);
+    assert_eq!(app.selected, Some(target.clone()));
+    assert_eq!(app.steer.answer.as_ref().map(|b| b.key.clone()), Some(target));
+}
+
+#[test]
+fn a_paste_goes_into_the_open_box_or_form() {
+    let mut app = app(demo_store());
+    app.on_changes(&[]);
+    assert!(app.steer.answer.is_some());
+    on_terminal_event(&mut app, TermEvent::Paste("release/2026.10".into()));
+    assert_eq!(app.steer.answer.as_ref().unwrap().text(), "release/2026.10");
+    assert!(app.spec.filter.is_empty(), "not into the filter");
+
+    press(&mut app, KeyCode::Esc);
+    app.selected = Some(key(DEPLOYER, APPROVAL));
+    press(&mut app, KeyCode::Char('n'));
+    on_terminal_event(&mut app, TermEvent::Paste("deploy build 7\nto staging".into()));
+    let form = app.steer.new_task.as_ref().expect("the new-task form");
+    assert_eq!(form.message.lines().join("\n"), "deploy build 7\nto staging");
+}
+
+#[test]
+fn ctrl_c_in_a_dialog_quits_without_sending() {
+    let mut app = app(demo_store());
+    app.selected = Some(key(RUNNER, WORKING));
+    press(&mut app, KeyCode::Char('x'));
+    assert!(app.steer.confirm.is_some(), "the cancel confirmation");
+    on_terminal_event(
+        &mut app,
+        TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+    );
+    assert!(app.quit);
+    assert!(app.steer.outbox.is_empty(), "quitting answers nothing");
+}
