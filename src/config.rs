@@ -89,9 +89,15 @@ pub fn default_log_path() -> Option<PathBuf> {
 pub enum ConfigError {
     #[error("{}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
-    /// Syntax, types and unknown fields; the TOML error names the line.
-    #[error("{}: {source}", path.display())]
-    Toml { path: PathBuf, source: toml::de::Error },
+    /// Syntax, types and unknown fields, at a line and column. Neither the line nor the value
+    /// found is repeated: the file may hold tokens and header values (README "Security").
+    #[error("{}: line {line}, column {column}: {message}", path.display())]
+    Toml {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{}: answer_timeout must be a positive number of seconds", path.display())]
     AnswerTimeout { path: PathBuf },
     /// `number` counts from 1, as a reader counts the `[[agent]]` tables.
@@ -115,6 +121,30 @@ pub enum AgentProblem {
     TokenSources,
 }
 
+/// Where the TOML error is, and what it says without the value it found (`invalid type: string
+/// "s3cret", expected a map` becomes `invalid type: string, expected a map`).
+fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let before = e.span().and_then(|s| text.get(..s.start)).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let message = e.message();
+    let message = ["invalid type: ", "invalid value: "]
+        .iter()
+        .find_map(|prefix| {
+            let rest = message.strip_prefix(prefix)?;
+            let (found, expected) = rest.split_once(", expected")?;
+            let kind = found.split(['`', '"']).next().unwrap_or(found).trim_end();
+            Some(format!("{prefix}{kind}, expected{expected}"))
+        })
+        .unwrap_or_else(|| message.to_string());
+    ConfigError::Toml {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message: crate::text::one_line(&message),
+    }
+}
+
 pub fn parse_binding(s: &str) -> Result<Binding, AgentProblem> {
     match s.to_ascii_lowercase().as_str() {
         "jsonrpc" | "json-rpc" => Ok(Binding::JsonRpc),
@@ -125,10 +155,7 @@ pub fn parse_binding(s: &str) -> Result<Binding, AgentProblem> {
 
 impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Toml {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let config: Config = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
         if config.answer_timeout.is_some_and(|t| !(t > 0.0 && t < 1e9)) {
             return Err(ConfigError::AnswerTimeout {
                 path: path.to_path_buf(),
@@ -193,6 +220,19 @@ mod tests {
         assert!(!c.agent.is_empty());
         let spec = c.agent[0].spec();
         assert!(!spec.url.is_empty());
+    }
+
+    #[test]
+    fn a_mistyped_secret_is_located_but_never_repeated() {
+        for text in [
+            "[[agent]]\nurl = \"h\"\nheaders = \"Authorization: Bearer s3cret\"\n",
+            "[[agent]]\nurl = \"h\"\ntoken = 31337\n",
+            "[[agent]]\nurl = \"h\"\ntoken = [\"s3cret\"]\n",
+        ] {
+            let err = Config::parse(text, Path::new("c.toml")).unwrap_err().to_string();
+            assert!(err.contains("line 3") && err.contains("invalid type"), "{err}");
+            assert!(!err.contains("s3cret") && !err.contains("31337"), "{err}");
+        }
     }
 
     #[test]
