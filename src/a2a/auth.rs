@@ -112,12 +112,21 @@ pub fn find_token(given: Option<Token>, name: Option<&str>) -> Option<Token> {
     find_token_in(given, name, |var| std::env::var(var).ok())
 }
 
+/// A credential in an environment variable; a blank one is none.
+pub fn env_secret(var: &str) -> Option<Secret> {
+    non_blank(std::env::var(var).ok())
+}
+
+fn non_blank(value: Option<String>) -> Option<Secret> {
+    value.filter(|v| !v.trim().is_empty()).map(Secret::new)
+}
+
 /// `find_token` over any environment.
 fn find_token_in(given: Option<Token>, name: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Option<Token> {
     if given.as_ref().is_some_and(Token::meant_for_this_agent) {
         return given;
     }
-    let from_env = |var: &str| env(var).filter(|v| !v.trim().is_empty()).map(Secret::new);
+    let from_env = |var: &str| non_blank(env(var));
     if let Some(var) = name.filter(|n| !n.is_empty()).map(env_var_for)
         && let Some(secret) = from_env(&var)
     {

@@ -287,7 +287,7 @@ impl Client {
             request_timeout: opts.request_timeout,
             next_id: AtomicU64::new(1),
         };
-        client.check_destination()?;
+        client.check_destination(client.credential().is_some() || client.extra_headers().is_some())?;
         Ok(client)
     }
 
@@ -412,8 +412,13 @@ impl Client {
             url.query_pairs_mut()
                 .extend_pairs(wire.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
+        // Read once: a refresh landing between the destination check and the send must not put
+        // a credential on a request the check let through without one.
+        let token = self.credential();
+        let headers = self.extra_headers();
+        self.check_destination(token.is_some() || headers.is_some())?;
         let mut req = self.http.request(wire.method, url);
-        if let Some(headers) = self.extra_headers() {
+        if let Some(headers) = headers {
             req = req.headers(headers.clone());
         }
         // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
@@ -440,8 +445,7 @@ impl Client {
                 req = req.header("X-A2A-Extensions", &extensions);
             }
         }
-        self.check_destination()?;
-        if let Some(token) = self.credential() {
+        if let Some(token) = token {
             let secret = |v: String| {
                 let mut value = HeaderValue::try_from(v).map_err(|_| {
                     Error::Usage(format!("the credential for {} is not a valid header value", self.name))
@@ -492,9 +496,9 @@ impl Client {
     }
 
     /// Refuses to send a credential or an extra header to an endpoint that must not get one.
-    fn check_destination(&self) -> Result<()> {
+    fn check_destination(&self, sends_credentials: bool) -> Result<()> {
         match &self.unsafe_destination {
-            Some(reason) if self.credential().is_some() || self.extra_headers().is_some() => Err(Error::Withheld {
+            Some(reason) if sends_credentials => Err(Error::Withheld {
                 agent: self.name.clone(),
                 reason: reason.clone(),
             }),
@@ -548,13 +552,14 @@ impl Client {
                     let scheme = v.split_whitespace().next().unwrap_or(v);
                     format!("{scheme} (from the server's WWW-Authenticate)")
                 });
+            let sent = self.sent_token();
             return Err(Error::Unauthorized {
                 status: status.as_u16(),
                 agent: self.name.clone(),
                 asks_for: self.auth.asks_for.clone().or(challenge),
                 env_var: self.token_env_var(),
-                sent_as: self.credential().map(|_| self.placement().describe()),
-                sent_from: self.sent_token().map(|t| Box::new(t.source)),
+                sent_as: sent.as_ref().map(|_| self.placement().describe()),
+                sent_from: sent.map(|t| Box::new(t.source)),
                 shared_applies: self.auth.placement.is_some(),
             });
         }

@@ -260,9 +260,9 @@ fn unauthorized_message(
     };
     let knob = match sent_from {
         // Given for this agent, it is used instead of any variable: only fixing it helps.
-        Some(TokenSource::Explicit(_)) => format!(
+        Some(explicit @ TokenSource::Explicit(_)) => format!(
             "fix {} (while it is given, no A2A_TOKEN variable is read)",
-            sent_from.map(TokenSource::describe).unwrap_or_default()
+            explicit.describe()
         ),
         Some(TokenSource::AgentEnv(var)) => format!("put a token that works in {var}"),
         Some(shared @ (TokenSource::SharedEnv | TokenSource::SharedFlag)) => {

@@ -452,6 +452,12 @@ impl StreamResponse {
         }
     }
 
+    /// The task the event names, if it names one: an empty id (0.3 messages, tolerant
+    /// decoding's default) names none.
+    pub fn named_task(&self) -> Option<&str> {
+        self.task_id().filter(|id| !id.is_empty())
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             StreamResponse::Task(_) => "task",

@@ -239,12 +239,7 @@ pub fn draw(
     let q_height = cells(question.len()).clamp(1, 10);
     let editor_height = cells(boxed.editor.lines().len()).saturating_add(2).clamp(3, 8);
     let height = (q_height + editor_height + 4).min(area.height);
-    let popup = Rect {
-        x: area.x + (area.width.saturating_sub(width)) / 2,
-        y: area.y + (area.height.saturating_sub(height)) / 2,
-        width: width.min(area.width),
-        height,
-    };
+    let popup = super::dialogs::centered(area, width, height);
     frame.render_widget(Clear, popup);
     let asks = if boxed.changed { "asks something else" } else { "asks" };
     let title = Line::from(vec![

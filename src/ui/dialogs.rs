@@ -115,7 +115,7 @@ impl Confirm {
     }
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
     let h = height.min(area.height);
     Rect {
@@ -297,7 +297,7 @@ pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &Key
         .take(9)
         .map(|l| (l.chars().count() + 4).div_ceil(inner))
         .sum();
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX);
+    let height = cells(rows.saturating_add(2));
     let popup = centered(area, width, height);
     frame.render_widget(Clear, popup);
     let title = format!(

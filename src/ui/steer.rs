@@ -696,10 +696,7 @@ impl App {
             .unwrap_or_default();
         let (web, other): (Vec<String>, Vec<String>) = found.into_iter().partition(|l| is_web_link(l));
         match (web.len(), other.first()) {
-            (0, Some(other)) => self.flash(
-                format!("not a web link, not opened or copied: {}", one_line(other)),
-                true,
-            ),
+            (0, Some(other)) => self.use_link(other.clone(), open),
             (0, None) => self.flash("no link in the selected approval", true),
             (1, _) => self.use_link(web.into_iter().next().unwrap_or_default(), open),
             _ => {

@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
-use crate::a2a::auth::{Secret, TokenSource};
+use crate::a2a::auth::{self, Secret, TokenSource};
 use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
@@ -60,10 +60,7 @@ async fn resolve(credential: Credential, command_timeout: Duration) -> Result<Op
     match credential {
         Credential::Default => Ok(None),
         Credential::Value(s) | Credential::Shared(s) => Ok(Some(s)),
-        Credential::Env(var) => Ok(std::env::var(&var)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .map(Secret::new)),
+        Credential::Env(var) => Ok(auth::env_secret(&var)),
         Credential::Command(cmd) => run_token_command(&cmd, command_timeout).await,
     }
 }
@@ -480,7 +477,7 @@ impl Act {
             let request = request.returning_immediately();
             match tokio::time::timeout(self.first_byte, self.client.send_message(&request)).await {
                 Ok(Ok(result)) => {
-                    let task = result.task_id().filter(|t| !t.is_empty()).map(str::to_string);
+                    let task = result.named_task().map(str::to_string);
                     self.update(result).await;
                     self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
                     task
@@ -527,7 +524,7 @@ impl Act {
                 return None;
             }
         };
-        let mut task = first.task_id().filter(|t| !t.is_empty()).map(str::to_string);
+        let mut task = first.named_task().map(str::to_string);
         // The event first, so the task is in the store when its action is reported done.
         if !self.update(first).await {
             return None;
@@ -549,7 +546,7 @@ impl Act {
                     continue;
                 }
             }
-            task = task.or_else(|| event.task_id().filter(|t| !t.is_empty()).map(str::to_string));
+            task = task.or_else(|| event.named_task().map(str::to_string));
             if !self.update(event).await {
                 return None;
             }

@@ -64,7 +64,7 @@ impl Drop for OpenStream {
 
 /// True if a stream event names a task other than `task` (an event without a task id names none).
 pub(crate) fn names_another_task(event: &StreamResponse, task: &str) -> bool {
-    event.task_id().is_some_and(|id| !id.is_empty() && id != task)
+    event.named_task().is_some_and(|id| id != task)
 }
 
 pub(crate) struct TaskWatch {
