@@ -12,11 +12,11 @@ use ratatui::layout::Rect;
 use a2a_watch::a2a::{
     Binding, Message, Part, ProtocolVersion, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
+use a2a_watch::app::App;
+use a2a_watch::app::keys::KeyMap;
 use a2a_watch::event::{AgentInfo, Event, Health};
 use a2a_watch::store::Store;
 use a2a_watch::store::query::{Filter, SortBy, ViewSpec};
-use a2a_watch::ui::app::App;
-use a2a_watch::ui::keys::KeyMap;
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::ui::view;
 

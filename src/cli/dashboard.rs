@@ -8,12 +8,12 @@ use tokio::sync::mpsc;
 
 use super::headless::{self, Until};
 use crate::a2a::Error;
+use crate::app;
+use crate::app::App;
+use crate::app::keys::KeyMap;
+use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
 use crate::store::{Limits, Store, TaskKey};
-use crate::ui;
-use crate::ui::app::App;
-use crate::ui::keys::KeyMap;
-use crate::ui::steer::{Prefs, Steer};
 use crate::ui::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -110,7 +110,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
         let mut app = App::new(store, keys, theme);
         app.steer = Steer::new(prefs(config));
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(ui::run(app, rx, commands), forward);
+        let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {
             path: "the terminal".into(),
             source: e,

@@ -7,10 +7,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Overlay};
 use super::format::{line, width};
-use super::keys::Action;
 use super::view::spans_width;
+use crate::app::keys::Action;
+use crate::app::{App, Overlay};
 
 /// How long a one-line message stays in the footer.
 const FLASH_SECONDS: i64 = 6;

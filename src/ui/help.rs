@@ -6,10 +6,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::app::App;
 use super::format::{fit, width, wrap};
-use super::keys::Action;
 use super::view::{border, to_u16};
+use crate::app::App;
+use crate::app::keys::Action;
 
 /// Help drawn from the key map itself: one column where it fits, two where it does not (the
 /// whole map must be readable on 80x24).

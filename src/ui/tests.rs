@@ -12,12 +12,12 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
 
-use super::app::{App, Focus, Overlay};
-use super::keys::KeyMap;
-use super::on_terminal_event;
 use super::theme::Theme;
 use super::view;
 use crate::a2a::{Binding, ProtocolVersion};
+use crate::app::keys::KeyMap;
+use crate::app::on_terminal_event;
+use crate::app::{App, Focus, Overlay};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
 
@@ -432,7 +432,7 @@ fn help_overlay() {
     for (w, h) in SIZES {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
-        for (action, _) in super::keys::Action::HELP {
+        for (action, _) in crate::app::keys::Action::HELP {
             let keys: Vec<String> = app.keys.keys_for(action).iter().map(ToString::to_string).collect();
             let keys = keys.join(" ");
             assert!(

@@ -12,8 +12,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::app::{App, Overlay};
 use super::{agents, approvals, detail, footer, help, table, title};
+use crate::app::{App, Overlay};
 use crate::store::Counts;
 
 /// Where each part of the main screen goes, from the terminal size and what there is to show.

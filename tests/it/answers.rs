@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_watch::a2a::INTERACTIONS_EXTENSION;
-use a2a_watch::ui::effects::Effect;
-use a2a_watch::ui::on_terminal_event;
+use a2a_watch::app::effects::Effect;
+use a2a_watch::app::on_terminal_event;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};

@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
+use a2a_watch::app::App;
+use a2a_watch::app::keys::KeyMap;
+use a2a_watch::app::on_terminal_event;
+use a2a_watch::app::steer::{Prefs, Steer};
 use a2a_watch::event::Event;
 use a2a_watch::store::{Change, Store, TaskKey};
-use a2a_watch::ui::app::App;
-use a2a_watch::ui::keys::KeyMap;
-use a2a_watch::ui::on_terminal_event;
-use a2a_watch::ui::steer::{Prefs, Steer};
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};

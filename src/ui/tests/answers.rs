@@ -6,8 +6,8 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::*;
+use crate::app::effects::Effect;
 use crate::event::{ActionId, ActionOutcome, Command};
-use crate::ui::effects::Effect;
 
 const REVIEW_CTX: &str = "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a";
 

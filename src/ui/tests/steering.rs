@@ -5,7 +5,7 @@
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
-use crate::ui::effects::Effect;
+use crate::app::effects::Effect;
 
 /// Applies an event the way the event loop does and returns the effects it asked for.
 fn feed(app: &mut App, event: Event) -> Vec<Effect> {

@@ -8,10 +8,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::{SignedDuration, Timestamp};
 
 use super::answer::{AnswerBox, Draft, Question, Submit};
-use super::app::{App, Focus};
 use super::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
 use super::effects::{Effect, is_web_link};
 use super::keys::Action;
+use super::{App, Focus};
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Command};
@@ -692,7 +692,7 @@ impl App {
             .target_approval()
             .and_then(|k| self.store.task(&k))
             .and_then(|t| t.status.message.as_ref())
-            .map(super::format::links)
+            .map(crate::ui::format::links)
             .unwrap_or_default();
         let (web, other): (Vec<String>, Vec<String>) = found.into_iter().partition(|l| is_web_link(l));
         match (web.len(), other.first()) {
@@ -738,7 +738,7 @@ impl App {
 fn confirm_what(ask: &Ask) -> String {
     let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
     match ask {
-        Ask::Cancel { key, .. } => format!("cancel {}", super::format::short_id(&key.id)),
+        Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::short_id(&key.id)),
         Ask::Approve {
             approved: true, shown, ..
         } => format!("approve {}", subject(shown)),

@@ -1,14 +1,24 @@
-//! The dashboard's state: the store, the view over it, the selection, the overlays. Key presses
-//! arrive here as actions; rendering (`view`) only reads this.
+//! The running dashboard: its state (the store, the view over it, the selection, the popups),
+//! the loop that feeds it (`run`), the keys that become actions (`keys`), and the steering that
+//! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
+
+pub mod answer;
+pub mod dialogs;
+pub mod effects;
+pub mod keys;
+mod run;
+pub mod steer;
+
+pub use run::{on_terminal_event, run};
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use super::keys::{Action, KeyMap};
-use super::steer::Steer;
-use super::theme::Theme;
 use crate::store::query::{Filter, OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
+use crate::ui::theme::Theme;
+use keys::{Action, KeyMap};
+use steer::Steer;
 
 /// What sits on top of the main screen; the top one gets the keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
