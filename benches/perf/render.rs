@@ -153,7 +153,7 @@ pub fn views() -> Vec<(&'static str, ViewSpec)> {
 }
 
 pub fn frame(terminal: &mut Terminal<TestBackend>, app: &mut App) {
-    view::prepare(app, Rect::new(0, 0, WIDTH, HEIGHT));
+    app.prepare(Rect::new(0, 0, WIDTH, HEIGHT));
     terminal.draw(|f| view::draw(f, app)).expect("draws");
 }
 

@@ -1,6 +1,7 @@
 //! The small boxes that act on tasks, as state: confirmations (cancel, approve, deny,
 //! connected?), the new-task form and the link picker. They are drawn by `ui::dialogs`.
 
+use crossterm::event::KeyEvent;
 use ratatui::style::Style;
 use ratatui_textarea::TextArea;
 
@@ -113,6 +114,19 @@ impl NewTask {
             message_id: uuid::Uuid::new_v4().to_string(),
             sending: Sending::default(),
             error: None,
+        }
+    }
+
+    /// A key for the text field that has the focus.
+    pub fn type_key(&mut self, key: KeyEvent) {
+        match self.field {
+            NewTaskField::Message => {
+                self.message.input(key);
+            }
+            NewTaskField::Context => {
+                self.context.input(key);
+            }
+            NewTaskField::Agent => {}
         }
     }
 

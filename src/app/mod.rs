@@ -5,35 +5,26 @@
 pub mod answer;
 pub mod dialogs;
 pub mod effects;
+mod input;
 pub mod keys;
+pub mod popup;
 mod run;
 pub mod steer;
 
-pub use run::{on_terminal_event, run};
+pub use input::{HELP_PAGES, on_terminal_event};
+pub use run::run;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use ratatui::layout::Rect;
 
-use crate::store::query::{Filter, OrderedView, ViewSpec};
+use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
 use crate::ui::theme::Theme;
-use keys::{Action, KeyMap};
+use crate::ui::{detail, view};
+use keys::KeyMap;
+use popup::Popup;
 use steer::Steer;
-
-/// What sits on top of the main screen; the top one gets the keys.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Overlay {
-    Help,
-    /// The detail pane of one task, scrolled by `scroll` lines.
-    Detail {
-        key: TaskKey,
-        scroll: usize,
-    },
-    /// The filter being typed.
-    Filter {
-        input: String,
-    },
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -52,7 +43,8 @@ pub struct App {
     pub offset: usize,
     /// Rows the table shows at once (set from the layout before each draw).
     pub page: usize,
-    pub overlays: Vec<Overlay>,
+    /// The popups, bottom to top: the top one gets the keys (`popup`).
+    pub popups: Vec<Popup>,
     pub focus: Focus,
     pub approval: usize,
     pub frozen: Option<Frozen>,
@@ -86,7 +78,7 @@ impl App {
             selected: None,
             offset: 0,
             page: 10,
-            overlays: Vec::new(),
+            popups: Vec::new(),
             focus: Focus::Tasks,
             approval: 0,
             frozen: None,
@@ -192,140 +184,22 @@ impl App {
         self.select_index(self.offset + visible_row);
     }
 
-    /// A typed character or edit while the filter box is open. Returns false if it was no edit.
-    pub fn edit_filter(&mut self, edit: FilterEdit) -> bool {
-        let Some(Overlay::Filter { input }) = self.overlays.last_mut() else {
-            return false;
-        };
-        match edit {
-            FilterEdit::Char(c) => input.push(c),
-            FilterEdit::Backspace => {
-                input.pop();
-            }
-        }
-        self.spec.filter = Filter::parse(input);
-        true
-    }
-
-    pub fn handle(&mut self, action: Action) {
-        match self.overlays.last().cloned() {
-            Some(Overlay::Help) => match action {
-                Action::Quit => self.quit = true,
-                _ => {
-                    self.overlays.pop();
-                }
-            },
-            Some(Overlay::Detail { key, scroll }) => {
-                let scroll = match action {
-                    Action::Up => scroll.saturating_sub(1),
-                    Action::Down => scroll + 1,
-                    Action::PageUp => scroll.saturating_sub(self.page.max(1)),
-                    Action::PageDown => scroll + self.page.max(1),
-                    Action::Top => 0,
-                    Action::Bottom => usize::MAX / 2,
-                    Action::Quit => {
-                        self.quit = true;
-                        scroll
-                    }
-                    Action::Help => {
-                        self.overlays.push(Overlay::Help);
-                        return;
-                    }
-                    _ => {
-                        self.overlays.pop();
-                        return;
-                    }
-                };
-                if let Some(top) = self.overlays.last_mut() {
-                    *top = Overlay::Detail { key, scroll };
-                }
-            }
-            Some(Overlay::Filter { .. }) => match action {
-                // Enter keeps the filter, Esc drops it.
-                Action::Details => {
-                    self.overlays.pop();
-                }
-                Action::Back => {
-                    self.overlays.pop();
-                    self.spec.filter = Filter::default();
-                }
-                _ => {}
-            },
-            None => self.handle_main(action),
-        }
-    }
-
-    fn handle_main(&mut self, action: Action) {
-        let approvals = self.store.approval_count();
-        let in_approvals = self.focus == Focus::Approvals && approvals > 0;
-        match action {
-            Action::Quit => self.quit = true,
-            Action::Help => self.overlays.push(Overlay::Help),
-            Action::Up if in_approvals => self.approval = self.approval.saturating_sub(1),
-            Action::Down if in_approvals => self.approval = (self.approval + 1).min(approvals - 1),
-            Action::Up => self.move_by(-1),
-            Action::Down => self.move_by(1),
-            Action::PageUp => self.move_by(-(self.page.max(1) as isize)),
-            Action::PageDown => self.move_by(self.page.max(1) as isize),
-            Action::Top => self.select_index(0),
-            Action::Bottom => self.select_index(self.row_count().saturating_sub(1)),
-            Action::Details => {
-                let key = if in_approvals {
-                    self.approval_at(self.approval).map(|t| t.key.clone())
-                } else {
-                    self.selected.clone()
-                };
-                if let Some(key) = key {
-                    self.overlays.push(Overlay::Detail { key, scroll: 0 });
-                }
-            }
-            Action::Back => {
-                if self.frozen.is_some() {
-                    self.frozen = None;
-                } else if !self.spec.filter.is_empty() {
-                    self.spec.filter = Filter::default();
-                }
-            }
-            Action::Filter => self.overlays.push(Overlay::Filter {
-                input: self.spec.filter.text().to_string(),
-            }),
-            Action::Sort => self.spec.sort = self.spec.sort.next(),
-            Action::ToggleTerminal => self.spec.hide_terminal = !self.spec.hide_terminal,
-            Action::Freeze => {
-                self.frozen = match self.frozen.take() {
-                    Some(_) => None,
-                    None => Some(Frozen {
-                        rows: self.rows(),
-                        held: self.store.len(),
-                    }),
-                };
-            }
-            Action::FocusNext => {
-                self.focus = match self.focus {
-                    Focus::Tasks if approvals > 0 => Focus::Approvals,
-                    _ => Focus::Tasks,
-                };
-            }
-            Action::Inbox => self.steer.inbox = Some(0),
-            Action::Reply => self.reply_to_selected(),
-            Action::Approve => self.ask_approval(true),
-            Action::Deny => self.ask_approval(false),
-            Action::OpenLink => self.link_effect(true),
-            Action::CopyLink => self.link_effect(false),
-            Action::Cancel => self.ask_cancel(),
-            Action::NewTask => self.open_new_task(),
-            Action::None => {}
-        }
-        self.approval = self.approval.min(approvals.saturating_sub(1));
+    /// Before each draw: the layout sets the page size, the rows are brought up to date, and the
+    /// detail pane's scroll is kept inside its text.
+    pub fn prepare(&mut self, area: Rect) {
+        let areas = view::areas(area, self);
+        self.page = areas.page();
         self.refresh();
+        let max = match self.top() {
+            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(self, key, areas.body())),
+            _ => None,
+        };
+        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (max, self.popups.last_mut()) {
+            *scroll = (*scroll).min(max);
+        }
     }
 
     pub fn sort_label(&self) -> &'static str {
         self.spec.sort.label()
     }
-}
-
-pub enum FilterEdit {
-    Char(char),
-    Backspace,
 }

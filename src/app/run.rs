@@ -6,8 +6,7 @@ use std::io::{self, Stdout};
 use std::time::Duration;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event as TermEvent,
-    EventStream, KeyCode, KeyEventKind, KeyModifiers, MouseEventKind,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
 };
 use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
@@ -16,12 +15,9 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
-use super::effects;
-use super::keys::Action;
-use super::{App, FilterEdit, Overlay};
-use crate::ui::view;
-
+use super::{App, effects};
 use crate::event::{AgentId, Command, Event};
+use crate::ui::view;
 
 const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.
@@ -114,7 +110,7 @@ async fn event_loop(
                 Some(Ok(ev)) => {
                     // Keys are judged at the time they arrive (a box that just opened ignores Enter).
                     app.now = jiff::Timestamp::now();
-                    dirty |= on_terminal_event(app, ev);
+                    dirty |= super::on_terminal_event(app, ev);
                 }
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
@@ -141,7 +137,7 @@ async fn event_loop(
             _ = tick.tick() => {
                 app.now = jiff::Timestamp::now();
                 app.on_tick();
-                dirty |= !app.store.is_empty() || app.steer.flash.is_some() || app.steer.modal();
+                dirty |= !app.store.is_empty() || app.steer.flash.is_some() || app.modal();
             }
             () = tokio::time::sleep_until(redraw_at), if dirty => {}
         }
@@ -152,69 +148,7 @@ async fn event_loop(
 fn draw(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) -> io::Result<()> {
     app.now = jiff::Timestamp::now();
     let size = terminal.size()?;
-    view::prepare(app, ratatui::layout::Rect::new(0, 0, size.width, size.height));
+    app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));
     terminal.draw(|frame| view::draw(frame, app))?;
     Ok(())
-}
-
-/// Applies one terminal event; true if the screen may have changed.
-pub fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {
-    match ev {
-        // An open box (answer, confirm, new task, inbox) takes every key.
-        TermEvent::Key(key) if key.kind != KeyEventKind::Release && app.steer.modal() => app.on_modal_key(key),
-        TermEvent::Paste(text) if app.on_paste(&text) => true,
-        TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
-            // While the filter box is open, characters are text, not commands.
-            if matches!(app.overlays.last(), Some(Overlay::Filter { .. })) {
-                let edit = match key.code {
-                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => Some(FilterEdit::Char(c)),
-                    KeyCode::Backspace => Some(FilterEdit::Backspace),
-                    _ => None,
-                };
-                if let Some(edit) = edit {
-                    app.edit_filter(edit);
-                    app.refresh();
-                    return true;
-                }
-            }
-            match app.keys.action(&key) {
-                Some(action) => {
-                    app.handle(action);
-                    true
-                }
-                None => false,
-            }
-        }
-        TermEvent::Paste(text) => {
-            for c in text.chars().filter(|c| !c.is_control()) {
-                app.edit_filter(FilterEdit::Char(c));
-            }
-            app.refresh();
-            true
-        }
-        TermEvent::Mouse(m) => match m.kind {
-            MouseEventKind::ScrollDown => {
-                app.handle(Action::Down);
-                true
-            }
-            MouseEventKind::ScrollUp => {
-                app.handle(Action::Up);
-                true
-            }
-            MouseEventKind::Down(_) if app.overlays.is_empty() => {
-                let size = crossterm::terminal::size().unwrap_or((80, 24));
-                let areas = view::areas(ratatui::layout::Rect::new(0, 0, size.0, size.1), app);
-                // Body rows start below the border and the header row.
-                let first = areas.tasks.y + 2;
-                if m.row >= first && m.row < areas.tasks.bottom().saturating_sub(1) {
-                    app.click_row(usize::from(m.row - first));
-                    return true;
-                }
-                false
-            }
-            _ => false,
-        },
-        TermEvent::Resize(..) => true,
-        _ => false,
-    }
 }

@@ -77,8 +77,7 @@ fn prefs(config: &Config) -> Prefs {
 /// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
     let theme = theme(screen, config)?;
-    let keys = KeyMap::with_overrides(config.keys.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .map_err(|e| Error::Usage(e.to_string()))?;
+    let keys = KeyMap::with_overrides(config.key_overrides()).map_err(|e| Error::Usage(e.to_string()))?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()));
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
     store.limits = Limits {

@@ -13,6 +13,7 @@ use crate::a2a::interactions::Interaction;
 use crate::app::App;
 use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
 use crate::app::keys::{Action, KeyMap};
+use crate::app::popup::Popup;
 use crate::store::Store;
 use crate::text::one_line;
 
@@ -56,7 +57,7 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
+fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
     let question = question(&confirm.ask, store);
     let bold = Style::new().fg(theme.title).add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::raw(format!(" {question}"))];
@@ -92,7 +93,7 @@ pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &St
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
 
-pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, theme: &Theme) {
+fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, theme: &Theme) {
     let popup = centered(area, 90, 14);
     frame.render_widget(Clear, popup);
     let block = Block::new()
@@ -161,7 +162,7 @@ pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Stor
     );
 }
 
-pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap, theme: &Theme) {
+fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap, theme: &Theme) {
     let verb = if pick.open { "open" } else { "copy" };
     let width = area.width.saturating_sub(8).clamp(40, 120);
     // Each link is shown whole, wrapped: what is shown is exactly what is opened or copied.
@@ -212,7 +213,7 @@ pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &Key
 }
 
 /// The interrupt inbox: every task waiting on a person, oldest first.
-pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
+fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
     let waiting = store.interrupts();
     // Saturating: a screen smaller than the popup's minimum still gets what fits.
     let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
@@ -258,24 +259,18 @@ pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize,
     frame.render_widget(Paragraph::new(lines).block(block), popup);
 }
 
-/// Whatever box is open for acting on tasks, on top of everything else.
-pub fn draw_steer(frame: &mut Frame, area: Rect, app: &App) {
-    let steer = &app.steer;
+/// A box that acts on tasks, over everything below it.
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, popup: &Popup) {
     let theme = &app.theme;
-    if let Some(i) = steer.inbox {
-        draw_inbox(frame, area, &app.store, i, theme, app.now);
-    }
-    if let Some(form) = &steer.new_task {
-        draw_new_task(frame, area, form, &app.store, theme);
-    }
-    if let Some(boxed) = &steer.answer {
-        let waiting = app.store.total_counts().interrupted;
-        super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
-    }
-    if let Some(confirm) = &steer.confirm {
-        draw_confirm(frame, area, confirm, &app.store, theme);
-    }
-    if let Some(pick) = &steer.pick {
-        draw_link_pick(frame, area, pick, &app.keys, theme);
+    match popup {
+        Popup::Inbox { selected } => draw_inbox(frame, area, &app.store, *selected, theme, app.now),
+        Popup::NewTask(form) => draw_new_task(frame, area, form, &app.store, theme),
+        Popup::Answer(boxed) => {
+            let waiting = app.store.total_counts().interrupted;
+            super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
+        }
+        Popup::Confirm(confirm) => draw_confirm(frame, area, confirm, &app.store, theme),
+        Popup::Pick(pick) => draw_link_pick(frame, area, pick, &app.keys, theme),
+        Popup::Help { .. } | Popup::Detail { .. } | Popup::Filter { .. } => {}
     }
 }
