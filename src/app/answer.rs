@@ -36,22 +36,12 @@ impl Question {
     }
 }
 
-/// What Esc keeps of an answer, for when the box opens again on the same question.
-#[derive(Debug, Clone, Default)]
-pub struct Draft {
-    pub text: String,
-    pub message_id: String,
-}
-
 pub struct AnswerBox {
     pub key: TaskKey,
     /// The question the box shows and answers.
     pub question: Question,
     shown: Option<Message>,
     pub editor: TextArea<'static>,
-    /// The messageId of the last attempt ("" before the first): the same answer to the same
-    /// question keeps it across retries.
-    pub message_id: String,
     pub sending: Sending,
     /// When the box, or the new question in it, appeared: the `GUARD` runs from here.
     pub armed_at: Timestamp,
@@ -70,9 +60,11 @@ pub enum Submit {
 }
 
 impl AnswerBox {
-    pub fn new(task: &TaskEntry, now: Timestamp, draft: Option<Draft>) -> AnswerBox {
+    /// A box on the task's question, with what was typed for it before Esc (a retry of the
+    /// same text sends the same messageId, `interactions::message_id`).
+    pub fn new(task: &TaskEntry, now: Timestamp, draft: Option<String>) -> AnswerBox {
         let draft = draft.unwrap_or_default();
-        let mut editor = TextArea::new(draft.text.lines().map(str::to_string).collect());
+        let mut editor = TextArea::new(draft.lines().map(str::to_string).collect());
         editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
         editor.move_cursor(ratatui_textarea::CursorMove::End);
         editor.set_cursor_line_style(Style::new());
@@ -82,7 +74,6 @@ impl AnswerBox {
             question: Question::of(task),
             shown: task.status.message.clone(),
             editor,
-            message_id: draft.message_id,
             sending: Sending::default(),
             armed_at: now,
             changed: false,
@@ -98,13 +89,6 @@ impl AnswerBox {
 
     pub fn text(&self) -> String {
         self.editor.lines().join("\n")
-    }
-
-    pub fn draft(&self) -> Draft {
-        Draft {
-            text: self.text(),
-            message_id: self.message_id.clone(),
-        }
     }
 
     /// Follows the task: a task that stopped waiting is said to have moved on; a changed
@@ -172,7 +156,6 @@ impl AnswerBox {
                 m
             }
         };
-        self.message_id = message_id;
         self.error = None;
         self.notice = None;
         Submit::Send(Box::new(SendMessageRequest {

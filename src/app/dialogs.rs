@@ -9,6 +9,7 @@ use super::steer::Sending;
 use crate::a2a::interactions::{Interaction, Kind};
 use crate::a2a::{StateClass, TaskState};
 use crate::store::{TaskEntry, TaskKey};
+use crate::text::one_line;
 
 /// What a confirmation asks, as it was shown: a `y` answers exactly this, so it carries what
 /// the person saw (the interaction, or the task's state) to compare with the store at `y`.
@@ -50,6 +51,16 @@ impl Ask {
             Kind::Approval => Some(Ask::Approve { key, approved, shown }),
             Kind::Connection => Some(Ask::Connection { key, shown }),
             _ => None,
+        }
+    }
+
+    /// What the held call is, in one line: its subject, else its prompt ("" for a cancel).
+    pub fn subject(&self) -> String {
+        match self {
+            Ask::Approve { shown, .. } | Ask::Connection { shown, .. } => {
+                one_line(&shown.subject().unwrap_or_else(|| shown.prompt.clone()))
+            }
+            Ask::Cancel { .. } => String::new(),
         }
     }
 

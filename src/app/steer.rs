@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::answer::{AnswerBox, Draft, Question, Submit};
+use super::answer::{AnswerBox, Question, Submit};
 use super::dialogs::{Ask, Confirm, LinkPick, NewTask};
 use super::effects::{Effect, is_web_link};
 use super::keys::Action;
@@ -132,7 +132,7 @@ pub struct Steer {
     /// Questions the user closed with Esc or answered: not popped again.
     dismissed: HashSet<(TaskKey, Question)>,
     /// What was typed into a box closed with Esc, by the question it answered.
-    drafts: HashMap<(TaskKey, Question), Draft>,
+    drafts: HashMap<(TaskKey, Question), String>,
     /// Commands for the engine, taken by the loop.
     pub outbox: Vec<(AgentId, Command)>,
     /// Terminal side effects, carried out by the loop.
@@ -386,8 +386,8 @@ impl App {
     /// the ones waiting now do not pop up.
     pub(super) fn answer_later(&mut self) {
         let Some(boxed) = self.take_answer() else { return };
-        let draft = boxed.draft();
-        if !draft.text.trim().is_empty() || !draft.message_id.is_empty() {
+        let draft = boxed.text();
+        if !draft.trim().is_empty() {
             self.steer.drafts.insert((boxed.key, boxed.question), draft);
         }
         for t in self.store.interrupts() {
@@ -603,14 +603,12 @@ impl App {
 
 /// A confirmation's action in a few words, for the footer.
 fn confirm_what(ask: &Ask) -> String {
-    let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
+    let subject = ask.subject();
     match ask {
         Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::short_id(&key.id)),
-        Ask::Approve {
-            approved: true, shown, ..
-        } => format!("approve {}", subject(shown)),
-        Ask::Approve { shown, .. } => format!("deny {}", subject(shown)),
-        Ask::Connection { shown, .. } => format!("connect {}", subject(shown)),
+        Ask::Approve { approved: true, .. } => format!("approve {subject}"),
+        Ask::Approve { .. } => format!("deny {subject}"),
+        Ask::Connection { .. } => format!("connect {subject}"),
     }
 }
 

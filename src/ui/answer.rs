@@ -1,7 +1,6 @@
 //! The input box (state in `app::answer`): the question in full, the editor, what became of the
 //! last Enter, and the keys.
 
-use jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -11,8 +10,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::format::{cells, short_id, waited};
 use super::theme::Theme;
 use crate::a2a::{Message, PartContent};
+use crate::app::App;
 use crate::app::answer::AnswerBox;
-use crate::store::Store;
+use crate::app::keys::{Action, Mode};
 use crate::text::{one_line, sanitize};
 
 /// The question in full: text parts, and data parts as JSON.
@@ -34,15 +34,9 @@ fn question_lines(message: Option<&Message>, theme: &Theme) -> Vec<Line<'static>
     out
 }
 
-pub fn draw(
-    frame: &mut Frame,
-    area: Rect,
-    boxed: &AnswerBox,
-    store: &Store,
-    theme: &Theme,
-    now: Timestamp,
-    waiting: usize,
-) {
+pub(super) fn draw(frame: &mut Frame, area: Rect, boxed: &AnswerBox, app: &App) {
+    let (store, theme, now) = (&app.store, &app.theme, app.now);
+    let waiting = store.total_counts().interrupted;
     let Some(task) = store.task(&boxed.key) else { return };
     let width = area.width.saturating_sub(4).clamp(20, 100);
     let question = question_lines(boxed.shown(), theme);
@@ -99,7 +93,18 @@ pub fn draw(
     frame.render_widget(Paragraph::new(line), status);
     let more = waiting.saturating_sub(1);
     let hints_line = Line::from(vec![
-        Span::styled("⏎ send · alt+⏎ new line · esc later (draft kept)", theme.dim()),
+        Span::styled(
+            super::dialogs::hints(
+                &app.keys,
+                Mode::Answer,
+                &[
+                    (Action::Send, "send"),
+                    (Action::Newline, "new line"),
+                    (Action::Back, "later (draft kept)"),
+                ],
+            ),
+            theme.dim(),
+        ),
         Span::styled(
             if more > 0 {
                 format!("   {more} more waiting")

@@ -9,10 +9,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::format::{cells, fit, short_id, waited};
 use super::theme::{Theme, state_glyph};
-use crate::a2a::interactions::Interaction;
 use crate::app::App;
 use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
-use crate::app::keys::{Action, KeyMap};
+use crate::app::keys::{Action, KeyMap, Mode};
 use crate::app::popup::Popup;
 use crate::store::Store;
 use crate::text::one_line;
@@ -21,16 +20,14 @@ use crate::text::one_line;
 fn question(ask: &Ask, store: &Store) -> String {
     let key = ask.key();
     let agent = one_line(store.agent_name(key.agent));
-    let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
+    let subject = ask.subject();
     match ask {
         Ask::Cancel { state, .. } => {
             format!("Cancel task {} ({}) on {agent}?", short_id(&key.id), state.short_name())
         }
-        Ask::Approve {
-            approved: true, shown, ..
-        } => format!("Approve {} for {agent}?", subject(shown)),
-        Ask::Approve { shown, .. } => format!("Deny {} for {agent}?", subject(shown)),
-        Ask::Connection { shown, .. } => format!("{agent} asks to connect {}. Connected?", subject(shown)),
+        Ask::Approve { approved: true, .. } => format!("Approve {subject} for {agent}?"),
+        Ask::Approve { .. } => format!("Deny {subject} for {agent}?"),
+        Ask::Connection { .. } => format!("{agent} asks to connect {subject}. Connected?"),
     }
 }
 
@@ -57,7 +54,16 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
+/// "⏎ send · alt-⏎ new line": a popup's keys as its map has them, for its hint line.
+pub(super) fn hints(keys: &KeyMap, mode: Mode, items: &[(Action, &str)]) -> String {
+    let hints: Vec<String> = (items.iter())
+        .map(|(action, what)| format!("{} {what}", keys.hint_in(mode, *action)))
+        .collect();
+    hints.join(" · ")
+}
+
+fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, app: &App) {
+    let (store, theme) = (&app.store, &app.theme);
     let question = question(&confirm.ask, store);
     let bold = Style::new().fg(theme.title).add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::raw(format!(" {question}"))];
@@ -68,14 +74,14 @@ fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store,
         let colour = if *error { theme.failure } else { theme.interrupted };
         lines.push(Line::styled(format!(" {}", one_line(note)), Style::new().fg(colour)));
     }
-    lines.push(Line::from(vec![
-        Span::styled(" y", bold),
-        Span::raw(" yes   "),
-        Span::styled("n", bold),
-        Span::raw(" no   "),
-        Span::styled("esc", bold),
-        Span::raw(" back"),
-    ]));
+    let choices = [(Action::Yes, "yes"), (Action::No, "no"), (Action::Back, "back")];
+    let mut keys = vec![Span::raw(" ")];
+    for (i, (action, what)) in choices.into_iter().enumerate() {
+        let gap = if i + 1 < choices.len() { "   " } else { "" };
+        keys.push(Span::styled(app.keys.hint_in(Mode::Confirm, action), bold));
+        keys.push(Span::raw(format!(" {what}{gap}")));
+    }
+    lines.push(Line::from(keys));
     let longest = lines.iter().map(Line::width).max().unwrap_or(0);
     let popup = centered(
         area,
@@ -93,7 +99,8 @@ fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store,
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
 
-fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, theme: &Theme) {
+fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, app: &App) {
+    let (store, theme, keys) = (&app.store, &app.theme, &app.keys);
     let popup = centered(area, 90, 14);
     frame.render_widget(Clear, popup);
     let block = Block::new()
@@ -105,7 +112,7 @@ fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, t
         ));
     let inner = block.inner(popup);
     frame.render_widget(block, popup);
-    let [agent, message, context, status, hints] = Layout::vertical([
+    let [agent, message, context, status, hint_row] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(3),
@@ -155,10 +162,24 @@ fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, t
     frame.render_widget(Paragraph::new(line), status);
     frame.render_widget(
         Paragraph::new(Line::styled(
-            "⏎ send · alt+⏎ new line · tab next field · ←→ agent · esc close",
+            format!(
+                "{} · {}{} agent · {}",
+                hints(
+                    keys,
+                    Mode::NewTask,
+                    &[
+                        (Action::Send, "send"),
+                        (Action::Newline, "new line"),
+                        (Action::NextField, "next field")
+                    ]
+                ),
+                keys.hint_in(Mode::NewTask, Action::PreviousAgent),
+                keys.hint_in(Mode::NewTask, Action::NextAgent),
+                hints(keys, Mode::NewTask, &[(Action::Back, "close")]),
+            ),
             theme.dim(),
         )),
-        hints,
+        hint_row,
     );
 }
 
@@ -178,8 +199,8 @@ fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap,
     frame.render_widget(Clear, popup);
     let title = format!(
         " Which link? {}/1-9 {verb} · {} back ",
-        keys.hint(Action::Details),
-        keys.hint(Action::Back)
+        keys.hint_in(Mode::Pick, Action::Details),
+        keys.hint_in(Mode::Pick, Action::Back)
     );
     let block = Block::new()
         .borders(Borders::ALL)
@@ -213,7 +234,8 @@ fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap,
 }
 
 /// The interrupt inbox: every task waiting on a person, oldest first.
-fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
+fn draw_inbox(frame: &mut Frame, area: Rect, app: &App, selected: usize) {
+    let (store, theme, now) = (&app.store, &app.theme, app.now);
     let waiting = store.interrupts();
     // Saturating: a screen smaller than the popup's minimum still gets what fits.
     let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
@@ -223,7 +245,15 @@ fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, the
         .borders(Borders::ALL)
         .border_style(Style::new().fg(theme.interrupted))
         .title(Line::styled(
-            format!(" Waiting on you ({}) · ⏎ answer · esc close ", waiting.len()),
+            format!(
+                " Waiting on you ({}) · {} ",
+                waiting.len(),
+                hints(
+                    &app.keys,
+                    Mode::Inbox,
+                    &[(Action::Details, "answer"), (Action::Back, "close")]
+                )
+            ),
             Style::new().fg(theme.interrupted).add_modifier(Modifier::BOLD),
         ));
     let text_width = usize::from(popup.width.saturating_sub(50));
@@ -261,16 +291,12 @@ fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, the
 
 /// A box that acts on tasks, over everything below it.
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, popup: &Popup) {
-    let theme = &app.theme;
     match popup {
-        Popup::Inbox { selected } => draw_inbox(frame, area, &app.store, *selected, theme, app.now),
-        Popup::NewTask(form) => draw_new_task(frame, area, form, &app.store, theme),
-        Popup::Answer(boxed) => {
-            let waiting = app.store.total_counts().interrupted;
-            super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
-        }
-        Popup::Confirm(confirm) => draw_confirm(frame, area, confirm, &app.store, theme),
-        Popup::Pick(pick) => draw_link_pick(frame, area, pick, &app.keys, theme),
+        Popup::Inbox { selected } => draw_inbox(frame, area, app, *selected),
+        Popup::NewTask(form) => draw_new_task(frame, area, form, app),
+        Popup::Answer(boxed) => super::answer::draw(frame, area, boxed, app),
+        Popup::Confirm(confirm) => draw_confirm(frame, area, confirm, app),
+        Popup::Pick(pick) => draw_link_pick(frame, area, pick, &app.keys, &app.theme),
         Popup::Help { .. } | Popup::Detail { .. } | Popup::Filter { .. } => {}
     }
 }

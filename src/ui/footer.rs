@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::format::{line, width};
 use super::view::spans_width;
 use crate::app::App;
-use crate::app::keys::Action;
+use crate::app::keys::{Action, Mode};
 use crate::app::popup::Popup;
 
 /// How long a one-line message stays in the footer.
@@ -20,14 +20,19 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
     if let Some(Popup::Filter { input }) = app.top() {
-        let help = "   ⏎ keep · esc clear · state: agent: context: !term";
+        let keys = super::dialogs::hints(
+            &app.keys,
+            Mode::Filter,
+            &[(Action::Details, "keep"), (Action::Back, "clear")],
+        );
+        let help = format!("   {keys} · state: agent: context: !term");
         let typed = line(input, room.saturating_sub(4));
         let mut spans = vec![
             Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
             Span::raw(typed),
             Span::styled("▏", Style::new().fg(t.title)),
         ];
-        if spans_width(&spans) + width(help) <= room {
+        if spans_width(&spans) + width(&help) <= room {
             spans.push(Span::styled(help, t.dim()));
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);

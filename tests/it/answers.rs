@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_watch::a2a::INTERACTIONS_EXTENSION;
+use a2a_watch::a2a::interactions::{self, Answer};
 use a2a_watch::app::effects::Effect;
 use a2a_watch::app::on_terminal_event;
 use axum::body::Bytes;
@@ -205,7 +206,9 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
         !d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("sent")),
         "not a success"
     );
-    let first = boxed.message_id.clone();
+    // The messageId the refused attempt carried: the rule's, for this question and this text.
+    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let first = interactions::message_id(TASK, status, &Answer::Value("main".into()));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Enter);
     d.until("the retry lands", |app| app.answer().is_none()).await;

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use a2a_watch::a2a::interactions::{self, Answer};
 use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
 use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
@@ -275,7 +276,9 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
     .await;
     let boxed = d.app.answer().unwrap();
     assert_eq!(boxed.text(), "main", "the typed answer is kept");
-    let message_id = boxed.message_id.clone();
+    // The messageId the failed attempt carried: the rule's, for this question and this text.
+    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let message_id = interactions::message_id(&asked.task, status, &Answer::Value("main".into()));
     assert_eq!(d.state(&asked.task), Some(TaskState::InputRequired));
 
     relay.set_cut(false).await;
