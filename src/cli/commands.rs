@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
+use super::Error;
 use super::args::{ConnArgs, ReplyArgs};
 use super::{follow, out, print};
 use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
-use crate::a2a::{Client, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
+use crate::a2a::{Client, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
 use crate::ndjson::{self, EventLine, TaskLine};
 
 /// `card`: the resolved agent card, summed up or as JSON.
@@ -181,7 +182,7 @@ fn reply_message(
 /// Sends a message and prints what comes back: one line, or every event with `follow`.
 async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, continues_task: bool) -> Result<(), Error> {
     if follow {
-        return follow::send_and_follow(client, req, continues_task).await;
+        return Ok(follow::send_and_follow(client, req, continues_task).await?);
     }
     let result = client.send_message(req).await?;
     let mut line = TaskLine::default();
