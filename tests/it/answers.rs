@@ -294,6 +294,29 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     assert_eq!(ids[0], ids[1], "answered once by an agent that deduplicates");
     d.engine.shutdown().await;
 
+    // An interactions/v1 question: the text from `reply` and from the box is one message, the
+    // extension's answer (interactions::reply builds both).
+    let mut asked = question("Which base branch?", Some("q-3"));
+    asked["status"]["message"]["extensions"] = json!([INTERACTIONS_EXTENSION]);
+    asked["status"]["message"]["metadata"] = json!({INTERACTIONS_EXTENSION: {
+        "interactionId": "q_3", "kind": "question", "prompt": "Which base branch?"}});
+    let agent = Agent::start(asked).await;
+    agent.held.lock().unwrap().advance = false;
+    let url = agent.url.clone();
+    tokio::task::spawn_blocking(move || reply(&url, &["main"]))
+        .await
+        .unwrap();
+    let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
+    d.until("the box", |app| box_for(app).as_deref() == Some(TASK)).await;
+    d.type_text("main");
+    d.key(KeyCode::Enter);
+    d.until("sent", |app| app.steer.answer.is_none()).await;
+    let received = agent.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0]["metadata"][INTERACTIONS_EXTENSION]["interactionId"], "q_3");
+    assert_eq!(received[0], received[1], "the same answer, the same message");
+    d.engine.shutdown().await;
+
     // An approval: `reply --approve` and `a`, `y`; a deny never shares the id.
     let agent = Agent::start(approval("eff_9", "create_pull_request")).await;
     agent.held.lock().unwrap().advance = false;
