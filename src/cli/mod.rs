@@ -3,8 +3,8 @@
 //! 2 bad usage.
 //!
 //! Here: start-up and the dispatcher. The schema is in `args`, the agents to watch (flags and
-//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, and
-//! the front ends in `dashboard` and `headless`.
+//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, the
+//! front ends in `dashboard` and `headless`, and the app's errors with their exit codes in `error`.
 
 mod args;
 mod commands;
