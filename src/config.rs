@@ -10,6 +10,30 @@ use serde::Deserialize;
 use crate::a2a::Binding;
 use crate::a2a::auth::Secret;
 
+/// One line of `[keys]`: a main-screen key, or a popup's own table of keys.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum KeyOverride {
+    Action(String),
+    Mode(BTreeMap<String, String>),
+}
+
+impl Config {
+    /// Every key override as `(mode, key, action)`; the mode is `None` for the main screen.
+    pub fn key_overrides(&self) -> Vec<(Option<&str>, &str, &str)> {
+        self.keys
+            .iter()
+            .flat_map(|(name, entry)| match entry {
+                KeyOverride::Action(action) => vec![(None, name.as_str(), action.as_str())],
+                KeyOverride::Mode(keys) => keys
+                    .iter()
+                    .map(|(key, action)| (Some(name.as_str()), key.as_str(), action.as_str()))
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -19,9 +43,10 @@ pub struct Config {
     pub theme: Option<String>,
     /// Only this context (one planner's delegations).
     pub context: Option<String>,
-    /// Key overrides: `"ctrl-d" = "page_down"`.
+    /// Key overrides: `"ctrl-d" = "page_down"` for the main screen, and a table per popup
+    /// (`[keys.confirm]`, see `app::keys::Mode`).
     #[serde(default)]
-    pub keys: BTreeMap<String, String>,
+    pub keys: BTreeMap<String, KeyOverride>,
     /// Open streams per agent at most; the rest are followed by listing.
     pub max_streams: Option<usize>,
     /// Seconds a send or a subscription may wait for its first reply (default 30).

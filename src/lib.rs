@@ -6,6 +6,7 @@
 //! `a2a` and `watch` know nothing of the front ends; `demo` holds the built-in agents.
 
 pub mod a2a;
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;

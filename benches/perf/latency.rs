@@ -7,10 +7,10 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 
 use a2a_watch::a2a::StreamResponse;
+use a2a_watch::app::App;
+use a2a_watch::app::keys::KeyMap;
 use a2a_watch::event::Event;
 use a2a_watch::store::{Change, Store};
-use a2a_watch::ui::app::App;
-use a2a_watch::ui::keys::KeyMap;
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 

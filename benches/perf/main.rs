@@ -291,7 +291,7 @@ mod profiled {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
-    use a2a_watch::ui::app::App;
+    use a2a_watch::app::App;
 
     use crate::{decode, render};
 

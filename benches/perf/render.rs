@@ -12,11 +12,11 @@ use ratatui::layout::Rect;
 use a2a_watch::a2a::{
     Binding, Message, Part, ProtocolVersion, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
+use a2a_watch::app::App;
+use a2a_watch::app::keys::KeyMap;
 use a2a_watch::event::{AgentInfo, Event, Health};
 use a2a_watch::store::Store;
 use a2a_watch::store::query::{Filter, SortBy, ViewSpec};
-use a2a_watch::ui::app::App;
-use a2a_watch::ui::keys::KeyMap;
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::ui::view;
 
@@ -153,7 +153,7 @@ pub fn views() -> Vec<(&'static str, ViewSpec)> {
 }
 
 pub fn frame(terminal: &mut Terminal<TestBackend>, app: &mut App) {
-    view::prepare(app, Rect::new(0, 0, WIDTH, HEIGHT));
+    app.prepare(Rect::new(0, 0, WIDTH, HEIGHT));
     terminal.draw(|f| view::draw(f, app)).expect("draws");
 }
 

@@ -8,12 +8,12 @@ use tokio::sync::mpsc;
 
 use super::Error;
 use super::headless::{self, Until};
+use crate::app;
+use crate::app::App;
+use crate::app::keys::KeyMap;
+use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
 use crate::store::{Limits, Store, TaskKey};
-use crate::ui;
-use crate::ui::app::App;
-use crate::ui::keys::KeyMap;
-use crate::ui::steer::{Prefs, Steer};
 use crate::ui::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -77,7 +77,7 @@ fn prefs(config: &Config) -> Prefs {
 /// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
     let theme = theme(screen, config)?;
-    let keys = KeyMap::with_overrides(config.keys.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    let keys = KeyMap::with_overrides(config.key_overrides())?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()));
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
     store.limits = Limits {
@@ -109,7 +109,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
         let mut app = App::new(store, keys, theme);
         app.steer = Steer::new(prefs(config));
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(ui::run(app, rx, commands), forward);
+        let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {
             what: "the terminal".into(),
             source: e,

@@ -3,8 +3,8 @@
 //! ports). Each maps to the exit code the command line documents.
 
 use crate::a2a;
+use crate::app::keys::KeyError;
 use crate::config::ConfigError;
-use crate::ui::keys::KeyError;
 use crate::ui::theme::ThemeError;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +58,7 @@ mod tests {
             Error::Usage("--timeout must be a positive number of seconds".into()).exit_code(),
             2
         );
-        let bad_key = crate::ui::keys::KeyMap::with_overrides([("quit", "not-a-key")]).unwrap_err();
+        let bad_key = crate::app::keys::KeyMap::with_overrides([(None, "not-a-key", "quit")]).unwrap_err();
         assert_eq!(Error::from(bad_key).exit_code(), 2);
         let stream = a2a::Error::Stream("reset".into());
         assert_eq!(Error::from(stream).exit_code(), 1);

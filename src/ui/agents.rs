@@ -7,10 +7,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
 use super::format::{line, pad, width, wrap};
 use super::theme::health_glyph;
 use super::view::{Labels, border, counts_spans};
+use crate::app::App;
 use crate::event::Health;
 
 /// Lines an agent's trouble may take on its row before it is cut.

@@ -1,209 +1,19 @@
-//! The input box: a person answers an INPUT_REQUIRED task (or an interactions/v1 question)
-//! without leaving the dashboard. The box answers the question it shows and nothing else: when
-//! the question changes under it, the box shows the new one and the next Enter only takes note.
-//! Failure loses nothing: the text stays, the error is shown under it, and a retry sends the
-//! same messageId (`interactions::message_id`), so an agent that deduplicates answers once.
+//! The input box (state in `app::answer`): the question in full, the editor, what became of the
+//! last Enter, and the keys.
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use ratatui_textarea::TextArea;
 
 use super::format::{cells, short_id, waited};
-use super::steer::{Sending, Settled};
 use super::theme::Theme;
-use crate::a2a::interactions::{self, Answer, Interaction, Kind, fingerprint_of};
-use crate::a2a::{Message, Part, PartContent, SendMessageRequest, StateClass, TaskState};
-use crate::store::{Store, TaskEntry, TaskKey};
+use crate::a2a::{Message, PartContent};
+use crate::app::answer::AnswerBox;
+use crate::store::Store;
 use crate::text::{one_line, sanitize};
-
-/// Enter this soon after a question appears does not send: it was typed for something else.
-pub const GUARD: SignedDuration = SignedDuration::from_millis(500);
-
-/// A question as the box showed it. Another state, status timestamp or status message (its id,
-/// parts and metadata, so also the interaction) is another question.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Question {
-    state: TaskState,
-    at: Option<Timestamp>,
-    message: u64,
-}
-
-impl Question {
-    pub fn of(task: &TaskEntry) -> Question {
-        Question {
-            state: task.state().clone(),
-            at: task.status.timestamp,
-            message: fingerprint_of(&task.status.message),
-        }
-    }
-}
-
-/// What Esc keeps of an answer, for when the box opens again on the same question.
-#[derive(Debug, Clone, Default)]
-pub struct Draft {
-    pub text: String,
-    pub message_id: String,
-}
-
-pub struct AnswerBox {
-    pub key: TaskKey,
-    /// The question the box shows and answers.
-    pub question: Question,
-    shown: Option<Message>,
-    pub editor: TextArea<'static>,
-    /// The messageId of the last attempt ("" before the first): the same answer to the same
-    /// question keeps it across retries.
-    pub message_id: String,
-    pub sending: Sending,
-    /// When the box, or the new question in it, appeared: the `GUARD` runs from here.
-    pub armed_at: Timestamp,
-    /// The question changed since the last Enter: the next Enter only takes note of it.
-    pub changed: bool,
-    pub error: Option<String>,
-    /// Why nothing was sent (the task moved on, the question changed, the box just opened).
-    pub notice: Option<String>,
-}
-
-/// What pressing Enter in the box leads to.
-pub enum Submit {
-    Send(Box<SendMessageRequest>),
-    /// Nothing to send (empty, already sending, too soon, or the question moved); the box says why.
-    Nothing,
-}
-
-impl AnswerBox {
-    pub fn new(task: &TaskEntry, now: Timestamp, draft: Option<Draft>) -> AnswerBox {
-        let draft = draft.unwrap_or_default();
-        let mut editor = TextArea::new(draft.text.lines().map(str::to_string).collect());
-        editor.move_cursor(ratatui_textarea::CursorMove::Bottom);
-        editor.move_cursor(ratatui_textarea::CursorMove::End);
-        editor.set_cursor_line_style(Style::new());
-        editor.set_placeholder_text("type the answer");
-        AnswerBox {
-            key: task.key.clone(),
-            question: Question::of(task),
-            shown: task.status.message.clone(),
-            editor,
-            message_id: draft.message_id,
-            sending: Sending::default(),
-            armed_at: now,
-            changed: false,
-            error: None,
-            notice: None,
-        }
-    }
-
-    pub fn text(&self) -> String {
-        self.editor.lines().join("\n")
-    }
-
-    pub fn draft(&self) -> Draft {
-        Draft {
-            text: self.text(),
-            message_id: self.message_id.clone(),
-        }
-    }
-
-    /// Follows the task: a task that stopped waiting is said to have moved on; a changed
-    /// question replaces the one shown and disarms the next Enter.
-    pub fn track(&mut self, store: &Store, now: Timestamp) {
-        if self.sending.is_busy() {
-            return;
-        }
-        let Some(task) = store.task(&self.key) else {
-            self.notice = Some("This task is gone from the store; nothing will be sent.".into());
-            return;
-        };
-        if task.class() != StateClass::Interrupted {
-            self.notice = Some(format!(
-                "No longer waiting for this answer (now {}): someone else answered. Nothing will be sent.",
-                task.state().short_name()
-            ));
-            return;
-        }
-        let question = Question::of(task);
-        if question != self.question {
-            self.question = question;
-            self.shown = task.status.message.clone();
-            self.changed = true;
-            self.armed_at = now;
-            self.error = None;
-            self.notice = Some("The question changed (draft kept): read it, then ⏎ ⏎ answers this one.".into());
-        }
-    }
-
-    /// Builds the answer to the question on screen, if the task still waits for it (spec
-    /// section 3.4.3: same taskId and contextId; interactions/v1 questions carry the
-    /// extension's metadata).
-    pub fn submit(&mut self, store: &Store, now: Timestamp) -> Submit {
-        if self.sending.is_busy() {
-            return Submit::Nothing;
-        }
-        self.track(store, now);
-        let Some(task) = store.task(&self.key).filter(|t| t.class() == StateClass::Interrupted) else {
-            return Submit::Nothing;
-        };
-        if self.changed {
-            self.changed = false;
-            self.notice = Some("⏎ again sends your answer to the question above.".into());
-            return Submit::Nothing;
-        }
-        if now.duration_since(self.armed_at) < GUARD {
-            self.notice = Some("This question just appeared: press ⏎ again to send.".into());
-            return Submit::Nothing;
-        }
-        let text = self.text();
-        if text.trim().is_empty() {
-            self.error = Some("An empty answer is not sent.".into());
-            return Submit::Nothing;
-        }
-        let id: &str = &task.key.id;
-        let message_id = interactions::message_id(id, &task.status, &Answer::Value(text.clone()));
-        let message = match task.status.message.as_ref().and_then(Interaction::of) {
-            Some(i) if i.kind == Kind::Question => {
-                interactions::answer(id, &task.context, &i, &Answer::Value(text), &message_id)
-            }
-            _ => {
-                let mut m = Message::on_task(vec![Part::text(text)], id, &task.context);
-                m.message_id = message_id.clone();
-                m
-            }
-        };
-        self.message_id = message_id;
-        self.error = None;
-        self.notice = None;
-        Submit::Send(Box::new(SendMessageRequest {
-            message,
-            ..Default::default()
-        }))
-    }
-
-    /// Takes in the outcome of the send: true when the answer was taken and the box can close.
-    pub fn settle(&mut self, store: &Store) -> bool {
-        match self.sending.settle(store) {
-            Settled::Done(_) => true,
-            Settled::Failed(message) => {
-                self.error = Some(format!("{} · ⏎ retries", one_line(&message)));
-                false
-            }
-            Settled::Pending => false,
-        }
-    }
-
-    /// Gives up waiting for the outcome after `timeout`; a retry sends the same messageId.
-    pub fn expire(&mut self, now: Timestamp, timeout: SignedDuration) {
-        if self.sending.expire(now, timeout) {
-            self.error = Some(format!(
-                "No reply from the agent in {}s: it may not have the answer · ⏎ retries (same messageId)",
-                timeout.as_secs()
-            ));
-        }
-    }
-}
 
 /// The question in full: text parts, and data parts as JSON.
 fn question_lines(message: Option<&Message>, theme: &Theme) -> Vec<Line<'static>> {
@@ -235,7 +45,7 @@ pub fn draw(
 ) {
     let Some(task) = store.task(&boxed.key) else { return };
     let width = area.width.saturating_sub(4).clamp(20, 100);
-    let question = question_lines(boxed.shown.as_ref(), theme);
+    let question = question_lines(boxed.shown(), theme);
     let q_height = cells(question.len()).clamp(1, 10);
     let editor_height = cells(boxed.editor.lines().len()).saturating_add(2).clamp(3, 8);
     let height = (q_height + editor_height + 4).min(area.height);

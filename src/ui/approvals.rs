@@ -7,13 +7,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Focus};
-use super::effects::is_web_link;
 use super::format::{line, links, short_id, waited, wrap};
-use super::keys::Action;
 use super::table::status_head;
 use super::view::{border, spans_width};
 use crate::a2a::interactions::{Interaction, Kind};
+use crate::app::effects::is_web_link;
+use crate::app::keys::Action;
+use crate::app::{App, Focus};
 use crate::store::TaskEntry;
 
 /// Lines one link may take: links are wrapped, not cut, unless they are absurd.

@@ -12,11 +12,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph};
 use serde_json::Value;
 
-use super::app::App;
-use super::effects::is_web_link;
 use super::format::{clock, head, line, links, pad, plural, state_name, waited, wrap};
 use super::theme::{Theme, state_glyph};
 use crate::a2a::{Message, Part, PartContent};
+use crate::app::App;
+use crate::app::effects::is_web_link;
 use crate::store::{TaskEntry, TaskKey};
 use crate::text::sanitize;
 

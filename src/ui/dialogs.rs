@@ -1,117 +1,48 @@
-//! The small modal dialogs: confirmations (cancel, approve, deny, connected?), the new-task
-//! form, and the interrupt inbox.
+//! The small modal dialogs (state in `app::dialogs`): confirmations, the new-task form, the
+//! link picker and the interrupt inbox, drawn over the main screen.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
-use ratatui_textarea::TextArea;
 
 use super::format::{cells, fit, short_id, waited};
-use super::keys::{Action, KeyMap};
-use super::steer::Sending;
 use super::theme::{Theme, state_glyph};
-use crate::a2a::interactions::{Interaction, Kind};
-use crate::a2a::{StateClass, TaskState};
-use crate::store::{Store, TaskEntry, TaskKey};
+use crate::a2a::interactions::Interaction;
+use crate::app::App;
+use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
+use crate::app::keys::{Action, KeyMap};
+use crate::app::popup::Popup;
+use crate::store::Store;
 use crate::text::one_line;
 
-/// What a confirmation asks, as it was shown: a `y` answers exactly this, so it carries what
-/// the person saw (the interaction, or the task's state) to compare with the store at `y`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Ask {
-    Cancel {
-        key: TaskKey,
-        state: TaskState,
-    },
-    /// An interactions/v1 approval: `approved` is what "yes" sends.
-    Approve {
-        key: TaskKey,
-        approved: bool,
-        shown: Interaction,
-    },
-    /// An interactions/v1 connection request: yes = connected, no = declined.
-    Connection {
-        key: TaskKey,
-        shown: Interaction,
-    },
-}
-
-impl Ask {
-    pub fn key(&self) -> &TaskKey {
-        match self {
-            Ask::Cancel { key, .. } | Ask::Approve { key, .. } | Ask::Connection { key, .. } => key,
+/// The confirmation's question, naming the agent.
+fn question(ask: &Ask, store: &Store) -> String {
+    let key = ask.key();
+    let agent = one_line(store.agent_name(key.agent));
+    let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
+    match ask {
+        Ask::Cancel { state, .. } => {
+            format!("Cancel task {} ({}) on {agent}?", short_id(&key.id), state.short_name())
         }
-    }
-
-    /// What the open interaction of an interrupted task asks: an approval (`approved` is what
-    /// yes sends) or a connection request. Nothing for a question or an out-of-band approval.
-    pub fn interaction(task: &TaskEntry, approved: bool) -> Option<Ask> {
-        if task.class() != StateClass::Interrupted {
-            return None;
-        }
-        let key = task.key.clone();
-        let shown = task.status.message.as_ref().and_then(Interaction::of)?;
-        match shown.kind {
-            Kind::Approval => Some(Ask::Approve { key, approved, shown }),
-            Kind::Connection => Some(Ask::Connection { key, shown }),
-            _ => None,
-        }
-    }
-
-    /// The same question asked about the task as it is now, if it still makes sense.
-    pub fn now(&self, task: &TaskEntry) -> Option<Ask> {
-        match self {
-            Ask::Cancel { .. } => (!task.state().is_terminal()).then(|| Ask::Cancel {
-                key: task.key.clone(),
-                state: task.state().clone(),
-            }),
-            Ask::Approve { approved, .. } => Ask::interaction(task, *approved),
-            Ask::Connection { .. } => Ask::interaction(task, true),
-        }
-    }
-
-    fn question(&self, store: &Store) -> String {
-        let key = self.key();
-        let agent = one_line(store.agent_name(key.agent));
-        let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
-        match self {
-            Ask::Cancel { state, .. } => {
-                format!("Cancel task {} ({}) on {agent}?", short_id(&key.id), state.short_name())
-            }
-            Ask::Approve {
-                approved: true, shown, ..
-            } => format!("Approve {} for {agent}?", subject(shown)),
-            Ask::Approve { shown, .. } => format!("Deny {} for {agent}?", subject(shown)),
-            Ask::Connection { shown, .. } => format!("{agent} asks to connect {}. Connected?", subject(shown)),
-        }
-    }
-
-    /// The held call's reason, when the agent gave one.
-    fn reason(&self) -> Option<String> {
-        match self {
-            Ask::Approve { shown, .. } | Ask::Connection { shown, .. } => shown
-                .detail
-                .get("reason")
-                .and_then(serde_json::Value::as_str)
-                .map(one_line),
-            Ask::Cancel { .. } => None,
-        }
+        Ask::Approve {
+            approved: true, shown, ..
+        } => format!("Approve {} for {agent}?", subject(shown)),
+        Ask::Approve { shown, .. } => format!("Deny {} for {agent}?", subject(shown)),
+        Ask::Connection { shown, .. } => format!("{agent} asks to connect {}. Connected?", subject(shown)),
     }
 }
 
-/// A question that needs a yes or a no before anything is sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Confirm {
-    pub ask: Ask,
-    /// Why it is shown again: it changed before `y`, or the last attempt failed (an error).
-    pub note: Option<(String, bool)>,
-}
-
-impl Confirm {
-    pub fn new(ask: Ask) -> Confirm {
-        Confirm { ask, note: None }
+/// The held call's reason, when the agent gave one.
+fn reason(ask: &Ask) -> Option<String> {
+    match ask {
+        Ask::Approve { shown, .. } | Ask::Connection { shown, .. } => shown
+            .detail
+            .get("reason")
+            .and_then(serde_json::Value::as_str)
+            .map(one_line),
+        Ask::Cancel { .. } => None,
     }
 }
 
@@ -126,11 +57,11 @@ pub(super) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
-    let question = confirm.ask.question(store);
+fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &Store, theme: &Theme) {
+    let question = question(&confirm.ask, store);
     let bold = Style::new().fg(theme.title).add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::raw(format!(" {question}"))];
-    if let Some(reason) = confirm.ask.reason() {
+    if let Some(reason) = reason(&confirm.ask) {
         lines.push(Line::styled(format!(" {reason}"), theme.dim()));
     }
     if let Some((note, error)) = &confirm.note {
@@ -162,53 +93,7 @@ pub fn draw_confirm(frame: &mut Frame, area: Rect, confirm: &Confirm, store: &St
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NewTaskField {
-    Agent,
-    Message,
-    Context,
-}
-
-/// The new-task form: which agent, what to ask, in which context.
-pub struct NewTask {
-    pub agent: usize,
-    pub message: TextArea<'static>,
-    pub context: TextArea<'static>,
-    pub field: NewTaskField,
-    pub message_id: String,
-    pub sending: Sending,
-    pub error: Option<String>,
-}
-
-impl NewTask {
-    pub fn new(agent: usize, context: &str) -> NewTask {
-        let mut message = TextArea::default();
-        message.set_cursor_line_style(Style::new());
-        message.set_placeholder_text("what should the agent do?");
-        let mut ctx = TextArea::new(vec![context.to_string()]);
-        ctx.set_cursor_line_style(Style::new());
-        ctx.set_placeholder_text("a new context");
-        NewTask {
-            agent,
-            message,
-            context: ctx,
-            field: NewTaskField::Message,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            sending: Sending::default(),
-            error: None,
-        }
-    }
-
-    pub fn next_field(&mut self) {
-        self.field = match self.field {
-            NewTaskField::Agent => NewTaskField::Message,
-            NewTaskField::Message => NewTaskField::Context,
-            NewTaskField::Context => NewTaskField::Agent,
-        };
-    }
-}
-
-pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, theme: &Theme) {
+fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Store, theme: &Theme) {
     let popup = centered(area, 90, 14);
     frame.render_widget(Clear, popup);
     let block = Block::new()
@@ -277,16 +162,7 @@ pub fn draw_new_task(frame: &mut Frame, area: Rect, form: &NewTask, store: &Stor
     );
 }
 
-/// An approval with several web links: the person picks the one to open or copy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkPick {
-    /// Web links only (`effects::is_web_link`), each shown exactly as it would be used.
-    pub links: Vec<String>,
-    pub open: bool,
-    pub selected: usize,
-}
-
-pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap, theme: &Theme) {
+fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &KeyMap, theme: &Theme) {
     let verb = if pick.open { "open" } else { "copy" };
     let width = area.width.saturating_sub(8).clamp(40, 120);
     // Each link is shown whole, wrapped: what is shown is exactly what is opened or copied.
@@ -337,7 +213,7 @@ pub fn draw_link_pick(frame: &mut Frame, area: Rect, pick: &LinkPick, keys: &Key
 }
 
 /// The interrupt inbox: every task waiting on a person, oldest first.
-pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
+fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize, theme: &Theme, now: jiff::Timestamp) {
     let waiting = store.interrupts();
     // Saturating: a screen smaller than the popup's minimum still gets what fits.
     let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
@@ -383,24 +259,18 @@ pub fn draw_inbox(frame: &mut Frame, area: Rect, store: &Store, selected: usize,
     frame.render_widget(Paragraph::new(lines).block(block), popup);
 }
 
-/// Whatever box is open for acting on tasks, on top of everything else.
-pub fn draw_steer(frame: &mut Frame, area: Rect, app: &super::app::App) {
-    let steer = &app.steer;
+/// A box that acts on tasks, over everything below it.
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, popup: &Popup) {
     let theme = &app.theme;
-    if let Some(i) = steer.inbox {
-        draw_inbox(frame, area, &app.store, i, theme, app.now);
-    }
-    if let Some(form) = &steer.new_task {
-        draw_new_task(frame, area, form, &app.store, theme);
-    }
-    if let Some(boxed) = &steer.answer {
-        let waiting = app.store.total_counts().interrupted;
-        super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
-    }
-    if let Some(confirm) = &steer.confirm {
-        draw_confirm(frame, area, confirm, &app.store, theme);
-    }
-    if let Some(pick) = &steer.pick {
-        draw_link_pick(frame, area, pick, &app.keys, theme);
+    match popup {
+        Popup::Inbox { selected } => draw_inbox(frame, area, &app.store, *selected, theme, app.now),
+        Popup::NewTask(form) => draw_new_task(frame, area, form, &app.store, theme),
+        Popup::Answer(boxed) => {
+            let waiting = app.store.total_counts().interrupted;
+            super::answer::draw(frame, area, boxed, &app.store, theme, app.now, waiting);
+        }
+        Popup::Confirm(confirm) => draw_confirm(frame, area, confirm, &app.store, theme),
+        Popup::Pick(pick) => draw_link_pick(frame, area, pick, &app.keys, theme),
+        Popup::Help { .. } | Popup::Detail { .. } | Popup::Filter { .. } => {}
     }
 }

@@ -7,10 +7,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Overlay};
 use super::format::{line, width};
-use super::keys::Action;
 use super::view::spans_width;
+use crate::app::App;
+use crate::app::keys::Action;
+use crate::app::popup::Popup;
 
 /// How long a one-line message stays in the footer.
 const FLASH_SECONDS: i64 = 6;
@@ -18,7 +19,7 @@ const FLASH_SECONDS: i64 = 6;
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
-    if let Some(Overlay::Filter { input }) = app.overlays.last() {
+    if let Some(Popup::Filter { input }) = app.top() {
         let help = "   ⏎ keep · esc clear · state: agent: context: !term";
         let typed = line(input, room.saturating_sub(4));
         let mut spans = vec![

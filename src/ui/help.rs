@@ -1,4 +1,5 @@
-//! The help popup, drawn from the key map itself, so every bound key is listed.
+//! The help popup, drawn from the key maps themselves, so every bound key is listed: page 1 the
+//! main screen's, page 2 each popup's.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -6,30 +7,51 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::app::App;
 use super::format::{fit, width, wrap};
-use super::keys::Action;
 use super::view::{border, to_u16};
+use crate::app::App;
+use crate::app::keys::{Action, Mode};
 
-/// Help drawn from the key map itself: one column where it fits, two where it does not (the
-/// whole map must be readable on 80x24).
-pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let entries: Vec<(String, &str)> = Action::HELP
+/// The keys of an action in a mode, as help lists them.
+fn keys_of(app: &App, mode: Mode, action: Action) -> String {
+    let keys: Vec<String> = app
+        .keys
+        .keys_for(mode, action)
         .iter()
-        .map(|(action, what)| {
-            let keys: Vec<String> = app.keys.keys_for(*action).iter().map(ToString::to_string).collect();
-            let keys = if keys.is_empty() {
-                "(unbound)".to_string()
-            } else {
-                keys.join(" ")
-            };
-            (keys, *what)
-        })
+        .map(ToString::to_string)
         .collect();
+    if keys.is_empty() {
+        "(unbound)".to_string()
+    } else {
+        keys.join(" ")
+    }
+}
+
+/// Page 1: each main-screen action with its keys. Page 2: each popup with its keys in one entry.
+fn entries(app: &App, page: usize) -> Vec<(String, String)> {
+    if page == 0 {
+        return (Mode::Main.help().iter())
+            .map(|(action, what)| (keys_of(app, Mode::Main, *action), what.to_string()))
+            .collect();
+    }
+    (Mode::ALL.iter().filter(|m| **m != Mode::Main))
+        .map(|mode| {
+            let keys: Vec<String> = (mode.help().iter())
+                .map(|(action, what)| format!("{} {what}", keys_of(app, *mode, *action)))
+                .collect();
+            (mode.title().to_string(), keys.join(" · "))
+        })
+        .collect()
+}
+
+/// Help drawn from the key maps: one column where it fits, two where it does not (the whole
+/// page must be readable on 80x24).
+pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, page: usize) {
+    let t = &app.theme;
+    let entries = entries(app, page);
     let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
     let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
-    let column = |entries: &[(String, &str)], col_w: usize| -> Vec<Line<'static>> {
+    let column = |entries: &[(String, String)], col_w: usize| -> Vec<Line<'static>> {
         entries
             .iter()
             .flat_map(|(keys, what)| {
@@ -46,13 +68,22 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let w = 80.min(area.width);
     let inner_w = usize::from(w.saturating_sub(2));
     let room = usize::from(area.height.saturating_sub(2));
-    let notes: Vec<Line> = [
-        "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"",
-        "Any key closes this help.",
-    ]
-    .iter()
-    .flat_map(|n| wrap(&Line::styled(format!(" {n}"), t.dim()), inner_w, 0, 2))
-    .collect();
+    let next = app.keys.hint_in(Mode::Help, Action::NextPage);
+    let notes: [String; 2] = if page == 0 {
+        [
+            "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"".to_string(),
+            format!("{next}: the keys in popups · any other key closes this help."),
+        ]
+    } else {
+        [
+            "Per popup: [keys.confirm] \"o\" = \"yes\" (modes: filter, inbox, confirm, answer, new_task, pick, help); ctrl-c quits from every popup.".to_string(),
+            format!("{next}: the main screen's keys · any other key closes this help."),
+        ]
+    };
+    let notes: Vec<Line> = notes
+        .iter()
+        .flat_map(|n| wrap(&Line::styled(format!(" {n}"), t.dim()), inner_w, 0, 2))
+        .collect();
     let one = column(&entries, inner_w);
     let (left, right) = if one.len() + 2 + notes.len() <= room {
         (one, Vec::new())
@@ -82,7 +113,12 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         height: h,
     };
     frame.render_widget(Clear, popup);
-    let block = border(Line::styled(" Help ", Style::new().fg(t.title)), app, true);
+    let title = if page == 0 {
+        " Help · main screen "
+    } else {
+        " Help · popups "
+    };
+    let block = border(Line::styled(title, Style::new().fg(t.title)), app, true);
     let inner = block.inner(popup);
     frame.render_widget(block, popup);
     let [top, _, bottom] = Layout::vertical([

@@ -10,11 +10,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use super::agents::name_width;
-use super::app::{App, Focus};
 use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, waited};
 use super::theme::state_glyph;
 use super::view::{border, to_u16};
 use crate::a2a::Part;
+use crate::app::{App, Focus};
 use crate::store::TaskEntry;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {

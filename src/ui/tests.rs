@@ -12,12 +12,14 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
 
-use super::app::{App, Focus, Overlay};
-use super::keys::KeyMap;
-use super::on_terminal_event;
 use super::theme::Theme;
 use super::view;
 use crate::a2a::{Binding, ProtocolVersion};
+use crate::app::keys::KeyMap;
+use crate::app::keys::Mode;
+use crate::app::on_terminal_event;
+use crate::app::popup::Popup;
+use crate::app::{App, Focus};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
 
@@ -260,7 +262,7 @@ fn app(store: Store) -> App {
 
 /// Lays out, refreshes and draws the app the way the event loop does.
 fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    view::prepare(app, Rect::new(0, 0, width, height));
+    app.prepare(Rect::new(0, 0, width, height));
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| view::draw(frame, app)).unwrap();
     assert_clean(terminal.backend().buffer());
@@ -358,10 +360,10 @@ fn main_screen() {
 
 /// Opens the detail pane of a task with Enter, as a person does.
 fn open_detail(app: &mut App, task: TaskKey) {
-    app.overlays.clear();
+    app.popups.clear();
     app.selected = Some(task.clone());
     press(app, KeyCode::Enter);
-    assert_eq!(app.overlays, [Overlay::Detail { key: task, scroll: 0 }]);
+    assert!(matches!(&app.popups[..], [Popup::Detail { key, scroll: 0 }] if *key == task));
 }
 
 #[test]
@@ -382,7 +384,7 @@ fn detail_pane_scrolls_to_the_raw_json() {
         text.contains("\"timestamp\": \"2027-01-15T08:08:00Z\""),
         "the end of the page is the raw JSON:\n{text}"
     );
-    let Some(Overlay::Detail { scroll: end, .. }) = app.overlays.last().cloned() else {
+    let Some(&Popup::Detail { scroll: end, .. }) = app.top() else {
         panic!("the detail pane is open");
     };
     let position = format!("lines {}–{} of {}", end + 1, end + 20, end + 20);
@@ -393,12 +395,8 @@ fn detail_pane_scrolls_to_the_raw_json() {
     // One step up from the end is one line up, not a jump back from a huge offset.
     press(&mut app, KeyCode::Up);
     render(&mut app, 80, 24);
-    assert_eq!(
-        app.overlays.last(),
-        Some(&Overlay::Detail {
-            key: key(RUNNER, COMPLETED),
-            scroll: end - 1
-        })
+    assert!(
+        matches!(app.top(), Some(Popup::Detail { key: k, scroll }) if *k == key(RUNNER, COMPLETED) && *scroll == end - 1)
     );
 }
 
@@ -426,14 +424,16 @@ fn approvals_pane_shows_links_whole() {
 fn help_overlay() {
     let mut app = app(demo_store());
     press(&mut app, KeyCode::Char('?'));
-    assert_eq!(app.overlays, [Overlay::Help]);
+    assert!(matches!(&app.popups[..], [Popup::Help { page: 0 }]));
     snapshot_sizes("help", &mut app);
     // The whole key map is readable even on 80x24: every action's keys, and the last line.
     for (w, h) in SIZES {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
-        for (action, _) in super::keys::Action::HELP {
-            let keys: Vec<String> = app.keys.keys_for(action).iter().map(ToString::to_string).collect();
+        for (action, _) in Mode::Main.help() {
+            let keys: Vec<String> = (app.keys.keys_for(Mode::Main, *action).iter())
+                .map(ToString::to_string)
+                .collect();
             let keys = keys.join(" ");
             assert!(
                 find(buffer, &keys).is_some(),
@@ -441,8 +441,30 @@ fn help_overlay() {
                 terminal.backend()
             );
         }
-        assert!(find(buffer, "Any key closes this help.").is_some(), "{w}x{h}");
+        assert!(find(buffer, "any other key closes this help.").is_some(), "{w}x{h}");
     }
+    // Page 2: every popup's keys, from their own maps, with a key remapped in one of them.
+    app.keys = KeyMap::with_overrides([(Some("confirm"), "o", "yes")]).unwrap();
+    press(&mut app, KeyCode::Tab);
+    assert!(matches!(&app.popups[..], [Popup::Help { page: 1 }]));
+    snapshot_sizes("help_popups", &mut app);
+    for (w, h) in SIZES {
+        let terminal = render(&mut app, w, h);
+        let text: String = screen_text(terminal.backend().buffer())
+            .lines()
+            .map(|l| l.trim_matches(|c: char| c == '│' || c == ' '))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for mode in Mode::ALL.into_iter().filter(|m| *m != Mode::Main) {
+            assert!(text.contains(mode.title()), "{w}x{h}: {mode:?}:\n{text}");
+        }
+        for shown in ["y Y o yes", "alt-⏎ shift-⏎ new line", "1 link 1", "esc q i close"] {
+            assert!(text.contains(shown), "{w}x{h}: {shown:?}:\n{}", terminal.backend());
+        }
+    }
+    // Any other key closes it.
+    press(&mut app, KeyCode::Char('z'));
+    assert!(app.popups.is_empty());
 }
 
 #[test]
@@ -690,7 +712,7 @@ fn typing_a_filter_narrows_the_rows() {
     assert_eq!(app.rows(), [key(DEPLOYER, APPROVAL)]);
     // Enter keeps the filter and closes the box; Esc then clears it.
     press(&mut app, KeyCode::Enter);
-    assert!(app.overlays.is_empty());
+    assert!(app.popups.is_empty());
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("filtered_80x24", terminal.backend());
     assert_eq!(app.rows().len(), 1);
@@ -756,7 +778,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
         outcome: failed,
     });
     app.on_changes(&[change]);
-    let boxed = app.steer.answer.as_ref().expect("the box stays");
+    let boxed = app.answer().expect("the box stays");
     assert_eq!(boxed.text(), "release/2026.10");
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
@@ -787,12 +809,7 @@ fn an_answer_to_a_question_someone_else_answered_is_not_sent() {
     app.on_changes(&[change]);
     press(&mut app, KeyCode::Enter);
     assert!(app.steer.outbox.is_empty(), "nothing sent");
-    let notice = app
-        .steer
-        .answer
-        .as_ref()
-        .and_then(|b| b.notice.clone())
-        .unwrap_or_default();
+    let notice = app.answer().and_then(|b| b.notice.clone()).unwrap_or_default();
     assert!(
         notice.contains("someone else answered") && notice.contains("WORKING"),
         "{notice}"
@@ -841,7 +858,7 @@ fn cancel_asks_first_naming_the_task() {
     insta::assert_snapshot!("confirm_cancel_80x24", terminal.backend());
     press(&mut app, KeyCode::Char('n'));
     assert!(
-        app.steer.outbox.is_empty() && app.steer.confirm.is_none(),
+        app.steer.outbox.is_empty() && app.confirm().is_none(),
         "no sends nothing"
     );
 }

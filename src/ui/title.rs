@@ -6,10 +6,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::App;
 use super::format::{plural, width};
-use super::keys::Action;
 use super::view::{Labels, counts_spans, spans_width};
+use crate::app::App;
+use crate::app::keys::Action;
 
 /// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {

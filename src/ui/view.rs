@@ -12,8 +12,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::app::{App, Overlay};
-use super::{agents, approvals, detail, footer, help, table, title};
+use super::{agents, approvals, detail, dialogs, footer, help, table, title};
+use crate::app::App;
+use crate::app::popup::Popup;
 use crate::store::Counts;
 
 /// Where each part of the main screen goes, from the terminal size and what there is to show.
@@ -89,21 +90,6 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     }
 }
 
-/// What the loop does before each draw: the layout sets the page size, the rows are brought up
-/// to date, and the detail pane's scroll is kept inside its text.
-pub fn prepare(app: &mut App, area: Rect) {
-    let a = areas(area, app);
-    app.page = a.page();
-    app.refresh();
-    let max = match app.overlays.last() {
-        Some(Overlay::Detail { key, .. }) => Some(detail::max_scroll(app, key, a.body())),
-        _ => None,
-    };
-    if let (Some(max), Some(Overlay::Detail { scroll, .. })) = (max, app.overlays.last_mut()) {
-        *scroll = (*scroll).min(max);
-    }
-}
-
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
     title::draw(frame, a.title, app);
@@ -113,14 +99,16 @@ pub fn draw(frame: &mut Frame, app: &App) {
         approvals::draw(frame, a.approvals, app, a.compact);
     }
     footer::draw(frame, a.footer, app);
-    for overlay in &app.overlays {
-        match overlay {
-            Overlay::Help => help::draw(frame, frame.area(), app),
-            Overlay::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
-            Overlay::Filter { .. } => {}
+    // Bottom to top: the popup that gets the keys is drawn last.
+    for popup in &app.popups {
+        match popup {
+            Popup::Help { page } => help::draw(frame, frame.area(), app, *page),
+            Popup::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
+            // The footer shows what is typed.
+            Popup::Filter { .. } => {}
+            other => dialogs::draw(frame, frame.area(), app, other),
         }
     }
-    super::dialogs::draw_steer(frame, frame.area(), app);
 }
 
 /// How many words the counts get (title and agents rows); the longest that fits is used.

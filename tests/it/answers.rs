@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use a2a_watch::a2a::INTERACTIONS_EXTENSION;
-use a2a_watch::ui::effects::Effect;
-use a2a_watch::ui::on_terminal_event;
+use a2a_watch::app::effects::Effect;
+use a2a_watch::app::on_terminal_event;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -135,33 +135,27 @@ async fn a_question_that_changes_under_the_open_box_gets_the_answer_only_when_se
         TermEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
     );
     d.flush().await;
-    let notice = d
-        .app
-        .steer
-        .answer
-        .as_ref()
-        .and_then(|b| b.notice.clone())
-        .unwrap_or_default();
+    let notice = d.app.answer().and_then(|b| b.notice.clone()).unwrap_or_default();
     assert!(notice.contains("press ⏎ again"), "{notice}");
     d.type_text("main");
     // Esc keeps the draft; `r` opens the box again with it.
     d.key(KeyCode::Esc);
     d.select(TASK);
     d.key(KeyCode::Char('r'));
-    assert_eq!(d.app.steer.answer.as_ref().unwrap().text(), "main");
+    assert_eq!(d.app.answer().unwrap().text(), "main");
 
     // Another question, same state.
     agent.set(question("Which release branch?", Some("q-2")));
     d.until("the box shows the change", |app| {
-        app.steer.answer.as_ref().is_some_and(|b| b.changed)
+        app.answer().is_some_and(|b| b.changed)
     })
     .await;
     d.key(KeyCode::Enter);
     d.flush().await;
     assert!(agent.received().is_empty(), "the Enter after a change sends nothing");
-    assert_eq!(d.app.steer.answer.as_ref().unwrap().text(), "main", "the draft is kept");
+    assert_eq!(d.app.answer().unwrap().text(), "main", "the draft is kept");
     d.key(KeyCode::Enter);
-    d.until("the answer lands", |app| app.steer.answer.is_none()).await;
+    d.until("the answer lands", |app| app.answer().is_none()).await;
     let received = agent.received();
     assert_eq!(texts(&received), ["main"]);
     let id = received[0]["messageId"].as_str().unwrap();
@@ -181,14 +175,14 @@ async fn a_working_in_between_that_polling_missed_still_counts_as_a_new_question
     // INPUT_REQUIRED → WORKING → INPUT_REQUIRED between two polls: the same words, asked again.
     agent.set(question("Which base branch?", None));
     d.until("the box shows the change", |app| {
-        app.steer.answer.as_ref().is_some_and(|b| b.changed)
+        app.answer().is_some_and(|b| b.changed)
     })
     .await;
     d.key(KeyCode::Enter);
     d.flush().await;
     assert!(agent.received().is_empty());
     d.key(KeyCode::Enter);
-    d.until("the answer lands", |app| app.steer.answer.is_none()).await;
+    d.until("the answer lands", |app| app.answer().is_none()).await;
     assert_eq!(texts(&agent.received()), ["main"]);
     d.engine.shutdown().await;
 }
@@ -202,10 +196,10 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
     d.type_text("main");
     d.key(KeyCode::Enter);
     d.until("the refusal in the box", |app| {
-        app.steer.answer.as_ref().is_some_and(|b| b.error.is_some())
+        app.answer().is_some_and(|b| b.error.is_some())
     })
     .await;
-    let boxed = d.app.steer.answer.as_ref().unwrap();
+    let boxed = d.app.answer().unwrap();
     assert_eq!(boxed.text(), "main");
     assert!(
         !d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("sent")),
@@ -214,7 +208,7 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
     let first = boxed.message_id.clone();
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Enter);
-    d.until("the retry lands", |app| app.steer.answer.is_none()).await;
+    d.until("the retry lands", |app| app.answer().is_none()).await;
     assert_eq!(agent.received()[0]["messageId"], first.as_str());
     d.engine.shutdown().await;
 }
@@ -226,7 +220,7 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
     d.until("the approval", |app| app.store.approval_count() == 1).await;
     d.select(TASK);
     d.key(KeyCode::Char('a'));
-    assert!(d.app.steer.confirm.is_some());
+    assert!(d.app.confirm().is_some());
     agent.set(approval("eff_7", "delete_repo"));
     d.until("the swap seen", |app| {
         app.store.tasks().any(|t| t.status.text().contains("delete_repo"))
@@ -238,17 +232,14 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
         agent.received().is_empty(),
         "read_file was confirmed, delete_repo is held: nothing sent"
     );
-    let confirm = d.app.steer.confirm.as_ref().expect("the new call is shown");
+    let confirm = d.app.confirm().expect("the new call is shown");
     assert!(format!("{:?}", confirm.ask).contains("delete_repo") && confirm.note.is_some());
     // What is on screen now can be approved; a refusal shows the confirmation again, with
     // the error, never a success.
     agent.held.lock().unwrap().refuse = true;
     d.key(KeyCode::Char('y'));
     d.until("the refusal shown", |app| {
-        app.steer
-            .confirm
-            .as_ref()
-            .is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
+        app.confirm().is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
     })
     .await;
     assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done")));
@@ -288,7 +279,7 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     d.until("the box", |app| box_for(app).as_deref() == Some(TASK)).await;
     d.type_text("main");
     d.key(KeyCode::Enter);
-    d.until("sent", |app| app.steer.answer.is_none()).await;
+    d.until("sent", |app| app.answer().is_none()).await;
     let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
     assert_eq!(ids.len(), 2);
     assert_eq!(ids[0], ids[1], "answered once by an agent that deduplicates");
@@ -310,7 +301,7 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     d.until("the box", |app| box_for(app).as_deref() == Some(TASK)).await;
     d.type_text("main");
     d.key(KeyCode::Enter);
-    d.until("sent", |app| app.steer.answer.is_none()).await;
+    d.until("sent", |app| app.answer().is_none()).await;
     let received = agent.received();
     assert_eq!(received.len(), 2);
     assert_eq!(received[0]["metadata"][INTERACTIONS_EXTENSION]["interactionId"], "q_3");
@@ -379,7 +370,7 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
     .await;
     d.key(KeyCode::Char('o'));
     assert_eq!(
-        d.app.steer.pick.as_ref().map(|p| p.links.clone()),
+        d.app.pick().map(|p| p.links.clone()),
         Some(vec![first.to_string(), second.to_string()])
     );
     d.key(KeyCode::Char('2'));

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use a2a_watch::app::keys::KeyMap;
 use a2a_watch::config::Config;
 
 /// The fixtures of one folder, by name, as paths relative to the crate root (the messages name
@@ -29,6 +30,7 @@ fn valid_configs_parse_and_build_their_agents() {
     for path in fixtures("valid") {
         let text = std::fs::read_to_string(root.join(&path)).unwrap();
         let config = Config::parse(&text, &path).unwrap_or_else(|e| panic!("{e}"));
+        KeyMap::with_overrides(config.key_overrides()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for agent in &config.agent {
             let spec = agent.spec();
             assert_eq!(spec.url, agent.url, "{}", path.display());

@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamResponse, TaskState};
+use a2a_watch::app::App;
+use a2a_watch::app::keys::KeyMap;
+use a2a_watch::app::on_terminal_event;
+use a2a_watch::app::steer::{Prefs, Steer};
 use a2a_watch::event::Event;
 use a2a_watch::store::{Change, Store, TaskKey};
-use a2a_watch::ui::app::App;
-use a2a_watch::ui::keys::KeyMap;
-use a2a_watch::ui::on_terminal_event;
-use a2a_watch::ui::steer::{Prefs, Steer};
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
@@ -79,9 +79,7 @@ impl Dash {
                         .collect();
                     let open = self
                         .app
-                        .steer
-                        .answer
-                        .as_ref()
+                        .answer()
                         .map(|b| (b.key.id.to_string(), b.error.clone(), b.notice.clone()));
                     panic!(
                         "timed out waiting for {what}; tasks {tasks:?}; flash {:?}; box {open:?}",
@@ -142,7 +140,7 @@ async fn until_waiting(client: &a2a_watch::a2a::Client, text: &str) -> String {
 }
 
 pub(crate) fn box_for(app: &App) -> Option<String> {
-    app.steer.answer.as_ref().map(|b| b.key.id.to_string())
+    app.answer().map(|b| b.key.id.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +158,7 @@ async fn a_question_answered_in_the_box_completes_the_review() {
     d.type_text("release/2026.10");
     d.key(KeyCode::Enter);
     d.until("the review completes", |app| {
-        app.steer.answer.is_none() && {
+        app.answer().is_none() && {
             app.store
                 .tasks()
                 .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
@@ -194,11 +192,9 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     assert_eq!(box_for(&d.app).as_deref(), Some(approve.as_str()));
     d.type_text("yes, go ahead");
     d.key(KeyCode::Enter);
-    d.until("the refusal", |app| {
-        app.steer.answer.as_ref().is_some_and(|b| b.error.is_some())
-    })
-    .await;
-    let boxed = d.app.steer.answer.as_ref().unwrap();
+    d.until("the refusal", |app| app.answer().is_some_and(|b| b.error.is_some()))
+        .await;
+    let boxed = d.app.answer().unwrap();
     assert_eq!(boxed.text(), "yes, go ahead");
     assert!(
         boxed.error.as_ref().unwrap().contains("UnsupportedOperation"),
@@ -210,7 +206,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     // a, confirm, and the held call goes ahead: the connection request follows.
     d.select(&approve);
     d.key(KeyCode::Char('a'));
-    assert!(d.app.steer.confirm.is_some(), "approving asks first");
+    assert!(d.app.confirm().is_some(), "approving asks first");
     d.key(KeyCode::Char('y'));
     d.until("the connection request", |app| {
         app.store
@@ -274,17 +270,17 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
     relay.set_cut(true).await;
     d.key(KeyCode::Enter);
     d.until("the failure shown in the box", |app| {
-        app.steer.answer.as_ref().is_some_and(|b| b.error.is_some())
+        app.answer().is_some_and(|b| b.error.is_some())
     })
     .await;
-    let boxed = d.app.steer.answer.as_ref().unwrap();
+    let boxed = d.app.answer().unwrap();
     assert_eq!(boxed.text(), "main", "the typed answer is kept");
     let message_id = boxed.message_id.clone();
     assert_eq!(d.state(&asked.task), Some(TaskState::InputRequired));
 
     relay.set_cut(false).await;
     d.key(KeyCode::Enter);
-    d.until("the retry lands", |app| app.steer.answer.is_none()).await;
+    d.until("the retry lands", |app| app.answer().is_none()).await;
     let done = reviewer.get_task(&asked.task, None).await.unwrap();
     let answers: Vec<&str> = done
         .history
@@ -323,7 +319,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
 
     d.select(&slow.id);
     d.key(KeyCode::Char('x'));
-    assert!(d.app.steer.confirm.is_some(), "cancel asks first, naming the task");
+    assert!(d.app.confirm().is_some(), "cancel asks first, naming the task");
     d.key(KeyCode::Char('y'));
     d.until("canceled", |app| {
         app.store
@@ -337,7 +333,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     .await;
     // A finished task is not canceled again: nothing is sent.
     d.key(KeyCode::Char('x'));
-    assert!(d.app.steer.confirm.is_none() && d.app.steer.outbox.is_empty());
+    assert!(d.app.confirm().is_none() && d.app.steer.outbox.is_empty());
 
     // n: the new-task form, on the selected task's agent; ←/→ changes the agent.
     d.key(KeyCode::Char('n'));
@@ -348,7 +344,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     d.type_text("deploy build 42 to production");
     d.key(KeyCode::Enter);
     d.until("the new task appears, selected", |app| {
-        app.steer.new_task.is_none()
+        app.new_task().is_none()
             && app
                 .selected_task()
                 .is_some_and(|t| t.key.agent == 1 && *t.state() == TaskState::Rejected)
@@ -388,7 +384,7 @@ async fn the_box_answers_official_sdk_agents_too() {
         d.type_text("main");
         d.key(KeyCode::Enter);
         d.until("completed", |app| {
-            app.steer.answer.is_none() && {
+            app.answer().is_none() && {
                 app.store
                     .tasks()
                     .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)

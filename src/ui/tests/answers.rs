@@ -6,8 +6,8 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::*;
+use crate::app::effects::Effect;
 use crate::event::{ActionId, ActionOutcome, Command};
-use crate::ui::effects::Effect;
 
 const REVIEW_CTX: &str = "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a";
 
@@ -47,11 +47,7 @@ fn ask_again(app: &mut App, text: &str, secs_ago: i64) {
 }
 
 fn notice(app: &App) -> String {
-    app.steer
-        .answer
-        .as_ref()
-        .and_then(|b| b.notice.clone())
-        .unwrap_or_default()
+    app.answer().and_then(|b| b.notice.clone()).unwrap_or_default()
 }
 
 #[test]
@@ -73,7 +69,7 @@ fn a_question_that_changes_under_the_box_is_shown_and_the_next_enter_only_takes_
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty(), "the Enter after a change only takes note");
     assert!(notice(&app).contains("again"), "{}", notice(&app));
-    assert_eq!(app.steer.answer.as_ref().unwrap().text(), "main", "the draft is kept");
+    assert_eq!(app.answer().unwrap().text(), "main", "the draft is kept");
     press(&mut app, KeyCode::Enter);
     let [(_, message)] = sent(&mut app).try_into().unwrap();
     assert_eq!(message.text(), "main");
@@ -94,7 +90,7 @@ fn a_question_asked_again_with_the_same_text_is_another_question() {
     at(&mut app, 5_000);
     // A WORKING in between that polling missed: same state and text, a new status.
     ask_again(&mut app, "Which base branch should I compare this diff against?", 2);
-    assert!(app.steer.answer.as_ref().unwrap().changed);
+    assert!(app.answer().unwrap().changed);
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty());
 }
@@ -131,9 +127,9 @@ fn esc_keeps_the_draft_and_its_message_id_for_the_same_question_only() {
         },
     );
     press(&mut app, KeyCode::Esc);
-    assert!(app.steer.answer.is_none());
+    assert!(app.answer().is_none());
     app.open_answer(&key(REVIEWER, QUESTION));
-    let boxed = app.steer.answer.as_ref().unwrap();
+    let boxed = app.answer().unwrap();
     assert_eq!(boxed.text(), "release/2026.10");
     assert_eq!(boxed.message_id, first.message_id);
     at(&mut app, 2_000);
@@ -143,9 +139,9 @@ fn esc_keeps_the_draft_and_its_message_id_for_the_same_question_only() {
     // Another question does not get the old draft.
     press(&mut app, KeyCode::Esc);
     ask_again(&mut app, "Which release branch?", 1);
-    app.steer.answer = None;
+    app.take_answer();
     app.open_answer(&key(REVIEWER, QUESTION));
-    assert_eq!(app.steer.answer.as_ref().unwrap().text(), "");
+    assert_eq!(app.answer().unwrap().text(), "");
 }
 
 #[test]
@@ -158,10 +154,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
     let [(first, message)] = sent(&mut app).try_into().unwrap();
     at(&mut app, 20_000);
     app.on_tick();
-    assert!(app.steer.answer.as_ref().unwrap().error.is_none(), "still waiting");
+    assert!(app.answer().unwrap().error.is_none(), "still waiting");
     at(&mut app, 31_000);
     app.on_tick();
-    let error = app.steer.answer.as_ref().unwrap().error.clone().unwrap_or_default();
+    let error = app.answer().unwrap().error.clone().unwrap_or_default();
     assert!(error.contains("No reply") && error.contains("retries"), "{error}");
     press(&mut app, KeyCode::Enter);
     let [(second, retry)] = sent(&mut app).try_into().unwrap();
@@ -174,10 +170,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
             message: "timed out".into(),
         },
     );
-    let boxed = app.steer.answer.as_ref().expect("the box stays");
+    let boxed = app.answer().expect("the box stays");
     assert!(boxed.error.is_none() && boxed.sending.current() == Some(second));
     outcome(&mut app, second, ActionOutcome::Done { task: None });
-    assert!(app.steer.answer.is_none(), "answered");
+    assert!(app.answer().is_none(), "answered");
 }
 
 /// The assistant's approval, holding `tool` under interaction `id`, stamped `at`.
@@ -228,7 +224,7 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
             message: "the agent refused: interaction closed".into(),
         },
     );
-    let confirm = app.steer.confirm.as_ref().expect("still shown");
+    let confirm = app.confirm().expect("still shown");
     assert!(
         confirm
             .note
@@ -238,19 +234,14 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     press(&mut app, KeyCode::Char('y'));
     let [(action, retry)] = sent(&mut app).try_into().unwrap();
     assert_eq!(retry.message_id, message.message_id);
-    assert!(app.steer.confirm.is_none(), "closed while the answer travels");
+    assert!(app.confirm().is_none(), "closed while the answer travels");
     // No outcome in time: shown again, saying so; the late outcome still counts.
     at(&mut app, 31_000);
     app.on_tick();
-    let note = app
-        .steer
-        .confirm
-        .as_ref()
-        .and_then(|c| c.note.clone())
-        .unwrap_or_default();
+    let note = app.confirm().and_then(|c| c.note.clone()).unwrap_or_default();
     assert!(note.0.contains("No reply") && note.0.contains("y retries"), "{note:?}");
     outcome(&mut app, action, ActionOutcome::Done { task: None });
-    assert!(app.steer.confirm.is_none());
+    assert!(app.confirm().is_none());
     assert!(
         app.steer
             .flash

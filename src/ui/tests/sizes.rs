@@ -50,24 +50,24 @@ fn every_mode() -> Vec<(&'static str, App)> {
         assert!(open(&a), "{name} is open");
         modes.push((name, a));
     };
-    mode("main", &|_, _| {}, |a| !a.steer.modal());
+    mode("main", &|_, _| {}, |a| a.popups.is_empty());
     mode(
         "filter",
         &|a, _| {
             press(a, KeyCode::Char('/'));
             type_text(a, &"日本".repeat(40));
         },
-        |a| matches!(a.overlays.last(), Some(Overlay::Filter { .. })),
+        |a| matches!(a.top(), Some(Popup::Filter { .. })),
     );
     mode(
         "help",
         &|a, _| {
             press(a, KeyCode::Char('?'));
         },
-        |a| a.overlays.last() == Some(&Overlay::Help),
+        |a| matches!(a.top(), Some(Popup::Help { .. })),
     );
     mode("detail", &|a, _| open_detail(a, key(REVIEWER, "wide-q")), |a| {
-        !a.overlays.is_empty()
+        matches!(a.top(), Some(Popup::Detail { .. }))
     });
     mode(
         "approvals",
@@ -75,7 +75,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(approval.clone());
             press(a, KeyCode::Tab);
         },
-        |a| a.focus == super::super::app::Focus::Approvals,
+        |a| a.focus == crate::app::Focus::Approvals,
     );
     mode(
         "answer",
@@ -83,7 +83,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.open_answer(&key(REVIEWER, "wide-q"));
             type_text(a, &"長い答え ".repeat(60));
         },
-        |a| a.steer.answer.is_some(),
+        |a| a.answer().is_some(),
     );
     mode(
         "answer to an endless question",
@@ -101,7 +101,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             );
             a.open_answer(&key(REVIEWER, "endless-q"));
         },
-        |a| a.steer.answer.is_some(),
+        |a| a.answer().is_some(),
     );
     mode(
         "confirm approve",
@@ -109,7 +109,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(approval.clone());
             press(a, KeyCode::Char('a'));
         },
-        |a| a.steer.confirm.is_some(),
+        |a| a.confirm().is_some(),
     );
     mode(
         "confirm cancel",
@@ -117,14 +117,14 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(key(RUNNER, "odd"));
             press(a, KeyCode::Char('x'));
         },
-        |a| a.steer.confirm.is_some(),
+        |a| a.confirm().is_some(),
     );
     mode(
         "inbox",
         &|a, _| {
             press(a, KeyCode::Char('i'));
         },
-        |a| a.steer.inbox.is_some(),
+        |a| a.inbox().is_some(),
     );
     mode(
         "new task",
@@ -133,7 +133,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             press(a, KeyCode::Char('n'));
             type_text(a, &"🇯🇵".repeat(80));
         },
-        |a| a.steer.new_task.is_some(),
+        |a| a.new_task().is_some(),
     );
     modes
 }

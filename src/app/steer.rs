@@ -4,14 +4,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use jiff::{SignedDuration, Timestamp};
 
 use super::answer::{AnswerBox, Draft, Question, Submit};
-use super::app::{App, Focus};
-use super::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
+use super::dialogs::{Ask, Confirm, LinkPick, NewTask};
 use super::effects::{Effect, is_web_link};
 use super::keys::Action;
+use super::popup::Popup;
+use super::{App, Focus};
 use crate::a2a::interactions::{self, Answer, Interaction};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Command};
@@ -129,13 +129,6 @@ pub struct Flash {
 #[derive(Default)]
 pub struct Steer {
     pub prefs: Prefs,
-    pub answer: Option<AnswerBox>,
-    pub confirm: Option<Confirm>,
-    pub new_task: Option<NewTask>,
-    /// Several links to choose from.
-    pub pick: Option<LinkPick>,
-    /// The inbox is open, with this row selected.
-    pub inbox: Option<usize>,
     /// Questions the user closed with Esc or answered: not popped again.
     dismissed: HashSet<(TaskKey, Question)>,
     /// What was typed into a box closed with Esc, by the question it answered.
@@ -156,15 +149,6 @@ impl Steer {
             prefs,
             ..Steer::default()
         }
-    }
-
-    /// Is a box open that takes the keyboard?
-    pub fn modal(&self) -> bool {
-        self.answer.is_some()
-            || self.confirm.is_some()
-            || self.new_task.is_some()
-            || self.inbox.is_some()
-            || self.pick.is_some()
     }
 }
 
@@ -211,13 +195,14 @@ impl App {
     pub fn open_answer(&mut self, key: &TaskKey) {
         if let Some(task) = self.store.task(key).filter(|t| t.class() == StateClass::Interrupted) {
             let draft = self.steer.drafts.remove(&(key.clone(), Question::of(task)));
-            self.steer.answer = Some(AnswerBox::new(task, self.now, draft));
+            let boxed = AnswerBox::new(task, self.now, draft);
+            self.push(Popup::Answer(Box::new(boxed)));
         }
     }
 
     /// The oldest question nobody dismissed, if no box is open.
     fn pop_next_question(&mut self) {
-        if !self.steer.prefs.auto_popup || self.steer.modal() {
+        if !self.steer.prefs.auto_popup || self.modal() {
             return;
         }
         let next = self
@@ -260,16 +245,23 @@ impl App {
                 self.steer.effects.push(Effect::Notify(text));
             }
         }
-        if self.steer.answer.as_mut().is_some_and(|b| b.settle(&self.store)) {
-            if let Some(answered) = self.steer.answer.take() {
+        let store = &self.store;
+        let answered = self.popups.iter_mut().any(|p| match p {
+            Popup::Answer(b) => b.settle(store),
+            _ => false,
+        });
+        if answered {
+            if let Some(answered) = self.take_answer() {
                 // Answered: this question does not pop up again while the agent takes it in.
                 self.steer.dismissed.insert((answered.key, answered.question));
             }
             self.flash("answer sent", false);
         }
-        let now = self.now;
-        if let Some(b) = self.steer.answer.as_mut() {
-            b.track(&self.store, now);
+        let (store, now) = (&self.store, self.now);
+        for popup in &mut self.popups {
+            if let Popup::Answer(b) = popup {
+                b.track(store, now);
+            }
         }
         self.settle_new_task();
         self.pop_next_question();
@@ -288,7 +280,7 @@ impl App {
     /// The clock moved (`self.now`): sends that got no outcome in time can be retried.
     pub fn on_tick(&mut self) {
         let (now, timeout) = (self.now, self.steer.prefs.answer_timeout);
-        if let Some(b) = self.steer.answer.as_mut() {
+        if let Some(b) = self.answer_mut() {
             b.expire(now, timeout);
         }
         let no_reply = format!("No reply from the agent in {}s", timeout.as_secs());
@@ -305,7 +297,7 @@ impl App {
         for ask in late {
             self.show_again(ask, format!("{no_reply} · y retries (same messageId)"));
         }
-        if let Some(form) = self.steer.new_task.as_mut()
+        if let Some(form) = self.new_task_mut()
             && form.sending.expire(now, timeout)
         {
             form.error = Some(format!("{no_reply} · ⏎ retries (same messageId)"));
@@ -320,9 +312,7 @@ impl App {
         };
         match self.store.action(id).cloned() {
             Some(ActionOutcome::Done { .. }) => {
-                if self.steer.confirm.as_ref().is_some_and(|c| c.ask == confirmed.ask) {
-                    self.steer.confirm = None;
-                }
+                self.close(|p| matches!(p, Popup::Confirm(c) if c.ask == confirmed.ask));
                 self.flash(format!("{}: done", confirm_what(&confirmed.ask)), false);
             }
             // Already said it got no reply: the retry, if any, reports for itself.
@@ -339,25 +329,31 @@ impl App {
     /// Shows a confirmation again with an error, unless another box has the keyboard (then
     /// the footer says it).
     fn show_again(&mut self, ask: Ask, error: String) {
-        let free = !self.steer.modal() || self.steer.confirm.as_ref().is_some_and(|c| c.ask == ask);
+        let free = !self.modal() || self.confirm().is_some_and(|c| c.ask == ask);
         if free {
             let mut again = Confirm::new(ask);
             again.note = Some((error, true));
-            self.steer.confirm = Some(again);
+            self.show_confirm(again);
         } else {
             self.flash(format!("{}: {error}", confirm_what(&ask)), true);
         }
     }
 
     fn settle_new_task(&mut self) {
-        let Some(form) = &mut self.steer.new_task else { return };
-        match form.sending.settle(&self.store) {
+        let store = &self.store;
+        let Some(form) = self.popups.iter_mut().find_map(|p| match p {
+            Popup::NewTask(form) => Some(form),
+            _ => None,
+        }) else {
+            return;
+        };
+        match form.sending.settle(store) {
             Settled::Done(task) => {
                 let key = task.map(|id| TaskKey {
                     agent: form.agent,
                     id: id.as_str().into(),
                 });
-                self.steer.new_task = None;
+                self.close(|p| matches!(p, Popup::NewTask(_)));
                 if let Some(key) = key {
                     self.selected = Some(key);
                 }
@@ -368,154 +364,41 @@ impl App {
         }
     }
 
-    /// Keys while a box is open. True if a box took the key.
-    pub fn on_modal_key(&mut self, key: KeyEvent) -> bool {
-        // Ctrl-C quits from anywhere; every other key belongs to the box.
-        if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-            self.quit = true;
-            return true;
-        }
-        if self.steer.confirm.is_some() {
-            match key.code {
-                KeyCode::Char('y' | 'Y') => self.confirmed(true),
-                KeyCode::Char('n' | 'N') => self.confirmed(false),
-                KeyCode::Esc => self.steer.confirm = None,
-                _ => {}
-            }
-            return true;
-        }
-        if self.steer.pick.is_some() {
-            self.on_pick_key(key);
-            return true;
-        }
-        if self.steer.answer.is_some() {
-            self.on_answer_key(key);
-            return true;
-        }
-        if self.steer.new_task.is_some() {
-            self.on_new_task_key(key);
-            return true;
-        }
-        if let Some(i) = self.steer.inbox {
-            let waiting: Vec<TaskKey> = self.store.interrupts().iter().map(|t| t.key.clone()).collect();
-            match key.code {
-                KeyCode::Up | KeyCode::Char('k') => self.steer.inbox = Some(i.saturating_sub(1)),
-                KeyCode::Down | KeyCode::Char('j') => {
-                    self.steer.inbox = Some((i + 1).min(waiting.len().saturating_sub(1)));
-                }
-                KeyCode::Enter => {
-                    self.steer.inbox = None;
-                    if let Some(k) = waiting.get(i) {
-                        self.selected = Some(k.clone());
-                        self.open_answer(k);
-                    }
-                }
-                KeyCode::Esc | KeyCode::Char('q' | 'i') => self.steer.inbox = None,
-                _ => {}
-            }
-            return true;
-        }
-        false
-    }
-
-    /// The link picker takes the key map's moves, Enter (details) and Esc (back), and 1-9.
-    fn on_pick_key(&mut self, key: KeyEvent) {
-        let Some(pick) = self.steer.pick.as_mut() else { return };
-        let last = pick.links.len().min(9).saturating_sub(1);
-        let chosen = match (key.code, self.keys.action(&key)) {
-            (KeyCode::Char(c @ '1'..='9'), _) => c.to_digit(10).map(|d| d as usize - 1).filter(|i| *i <= last),
-            (_, Some(Action::Up)) => {
-                pick.selected = pick.selected.saturating_sub(1);
-                None
-            }
-            (_, Some(Action::Down)) => {
-                pick.selected = (pick.selected + 1).min(last);
-                None
-            }
-            (_, Some(Action::Details)) => Some(pick.selected),
-            (_, Some(Action::Back | Action::Quit)) => {
-                self.steer.pick = None;
-                None
-            }
+    /// Enter in the answer box: sends the answer to the question on screen, if it may go.
+    pub(super) fn send_answer(&mut self) {
+        let (store, now) = (&self.store, self.now);
+        let Some(boxed) = self.popups.iter_mut().find_map(|p| match p {
+            Popup::Answer(b) => Some(b),
             _ => None,
-        };
-        if let Some(i) = chosen
-            && let Some(pick) = self.steer.pick.take()
-            && let Some(link) = pick.links.get(i)
-        {
-            self.use_link(link.clone(), pick.open);
-        }
-    }
-
-    fn on_answer_key(&mut self, key: KeyEvent) {
-        let newline = key.modifiers.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
-        match key.code {
-            KeyCode::Esc => {
-                let Some(boxed) = self.steer.answer.take() else { return };
-                // Later: the draft waits for this question, which stays in the inbox; the
-                // ones waiting now do not pop up.
-                let draft = boxed.draft();
-                if !draft.text.trim().is_empty() || !draft.message_id.is_empty() {
-                    self.steer.drafts.insert((boxed.key, boxed.question), draft);
-                }
-                for t in self.store.interrupts() {
-                    if *t.state() == TaskState::InputRequired {
-                        self.steer.dismissed.insert((t.key.clone(), Question::of(t)));
-                    }
-                }
-            }
-            KeyCode::Enter if !newline => {
-                let now = self.now;
-                let Some(boxed) = self.steer.answer.as_mut() else {
-                    return;
-                };
-                if let Submit::Send(request) = boxed.submit(&self.store, now) {
-                    let agent = boxed.key.agent;
-                    let action = self.send(agent, *request);
-                    if let Some(b) = self.steer.answer.as_mut() {
-                        b.sending.start(action, now);
-                    }
-                }
-            }
-            KeyCode::Enter => {
-                if let Some(b) = self.steer.answer.as_mut() {
-                    b.editor.insert_newline();
-                }
-            }
-            _ => {
-                if let Some(b) = self.steer.answer.as_mut() {
-                    b.editor.input(key);
-                    b.error = None;
-                }
-            }
-        }
-    }
-
-    fn on_new_task_key(&mut self, key: KeyEvent) {
-        let agents = self.store.agents.len().max(1);
-        let Some(form) = self.steer.new_task.as_mut() else {
+        }) else {
             return;
         };
-        let newline = key.modifiers.intersects(KeyModifiers::ALT | KeyModifiers::SHIFT);
-        match (key.code, form.field) {
-            (KeyCode::Esc, _) => self.steer.new_task = None,
-            (KeyCode::Tab, _) => form.next_field(),
-            (KeyCode::Left, NewTaskField::Agent) => form.agent = (form.agent + agents - 1) % agents,
-            (KeyCode::Right, NewTaskField::Agent) => form.agent = (form.agent + 1) % agents,
-            (KeyCode::Enter, NewTaskField::Message) if newline => form.message.insert_newline(),
-            (KeyCode::Enter, _) => self.submit_new_task(),
-            (_, NewTaskField::Message) => {
-                form.message.input(key);
+        if let Submit::Send(request) = boxed.submit(store, now) {
+            let agent = boxed.key.agent;
+            let action = self.send(agent, *request);
+            if let Some(b) = self.answer_mut() {
+                b.sending.start(action, now);
             }
-            (_, NewTaskField::Context) => {
-                form.context.input(key);
-            }
-            _ => {}
         }
     }
 
-    fn submit_new_task(&mut self) {
-        let Some(form) = self.steer.new_task.as_mut() else {
+    /// Esc in the answer box: the draft waits for this question, which stays in the inbox;
+    /// the ones waiting now do not pop up.
+    pub(super) fn answer_later(&mut self) {
+        let Some(boxed) = self.take_answer() else { return };
+        let draft = boxed.draft();
+        if !draft.text.trim().is_empty() || !draft.message_id.is_empty() {
+            self.steer.drafts.insert((boxed.key, boxed.question), draft);
+        }
+        for t in self.store.interrupts() {
+            if *t.state() == TaskState::InputRequired {
+                self.steer.dismissed.insert((t.key.clone(), Question::of(t)));
+            }
+        }
+    }
+
+    pub(super) fn submit_new_task(&mut self) {
+        let Some(form) = self.new_task_mut() else {
             return;
         };
         if form.sending.is_busy() {
@@ -540,44 +423,27 @@ impl App {
             },
         );
         let now = self.now;
-        if let Some(form) = self.steer.new_task.as_mut() {
+        if let Some(form) = self.new_task_mut() {
             form.sending.start(action, now);
         }
-    }
-
-    /// Pasted text goes to the box that has the focus.
-    pub fn on_paste(&mut self, text: &str) -> bool {
-        if let Some(b) = self.steer.answer.as_mut() {
-            b.editor.insert_str(text);
-            return true;
-        }
-        if let Some(form) = self.steer.new_task.as_mut() {
-            match form.field {
-                NewTaskField::Message => form.message.insert_str(text),
-                NewTaskField::Context => form.context.insert_str(text.lines().next().unwrap_or("")),
-                NewTaskField::Agent => false,
-            };
-            return true;
-        }
-        false
     }
 
     /// `y` or `n` on a confirmation: answers what it showed, and only that. If the task moved
     /// on, nothing is sent; if what it asks changed (another interaction, another held call,
     /// another state), nothing is sent and the new question is shown instead.
-    fn confirmed(&mut self, yes: bool) {
-        let Some(confirm) = self.steer.confirm.as_ref() else {
+    pub(super) fn confirmed(&mut self, yes: bool) {
+        let Some(confirm) = self.confirm() else {
             return;
         };
         let ask = confirm.ask.clone();
         let sends = yes || matches!(ask, Ask::Connection { .. });
         if !sends {
-            self.steer.confirm = None;
+            self.close(|p| matches!(p, Popup::Confirm(_)));
             return;
         }
         let current = self.store.task(ask.key()).and_then(|t| ask.now(t));
         let Some(current) = current else {
-            self.steer.confirm = None;
+            self.close(|p| matches!(p, Popup::Confirm(_)));
             let now = self
                 .store
                 .task(ask.key())
@@ -590,7 +456,7 @@ impl App {
                 "It changed before you answered: this is what it asks now.".into(),
                 false,
             ));
-            self.steer.confirm = Some(shown);
+            self.show_confirm(shown);
             return;
         }
         let key = ask.key().clone();
@@ -610,7 +476,7 @@ impl App {
             Ask::Connection { shown, .. } => self.answer_interaction(&key, shown, Answer::Connected(yes)),
         };
         // The confirmation closes; its outcome comes back through `report`.
-        self.steer.confirm = None;
+        self.close(|p| matches!(p, Popup::Confirm(_)));
         let sent = self.now;
         self.steer.confirmed.insert(
             action,
@@ -645,7 +511,7 @@ impl App {
         };
         let ask = self.store.task(&key).and_then(|t| Ask::interaction(t, approved));
         match ask {
-            Some(ask) => self.steer.confirm = Some(Confirm::new(ask)),
+            Some(ask) => self.show_confirm(Confirm::new(ask)),
             // Out-of-band approvals travel outside A2A: open or copy the link instead.
             None => self.flash(
                 format!(
@@ -661,10 +527,11 @@ impl App {
     pub fn ask_cancel(&mut self) {
         match self.selected_task() {
             Some(t) if !t.state().is_terminal() => {
-                self.steer.confirm = Some(Confirm::new(Ask::Cancel {
+                let ask = Ask::Cancel {
                     key: t.key.clone(),
                     state: t.state().clone(),
-                }));
+                };
+                self.show_confirm(Confirm::new(ask));
             }
             Some(t) => {
                 let state = t.state().short_name().to_string();
@@ -682,7 +549,7 @@ impl App {
         if self.store.agents.is_empty() {
             return self.flash("no agents to start a task on", true);
         }
-        self.steer.new_task = Some(NewTask::new(agent, &context));
+        self.push(Popup::NewTask(Box::new(NewTask::new(agent, &context))));
     }
 
     /// The target approval's web link: opened, or copied; with several, a picker. Never sent
@@ -692,7 +559,7 @@ impl App {
             .target_approval()
             .and_then(|k| self.store.task(&k))
             .and_then(|t| t.status.message.as_ref())
-            .map(super::format::links)
+            .map(crate::ui::format::links)
             .unwrap_or_default();
         let (web, other): (Vec<String>, Vec<String>) = found.into_iter().partition(|l| is_web_link(l));
         match (web.len(), other.first()) {
@@ -700,16 +567,16 @@ impl App {
             (0, None) => self.flash("no link in the selected approval", true),
             (1, _) => self.use_link(web.into_iter().next().unwrap_or_default(), open),
             _ => {
-                self.steer.pick = Some(LinkPick {
+                self.push(Popup::Pick(LinkPick {
                     links: web,
                     open,
                     selected: 0,
-                });
+                }));
             }
         }
     }
 
-    fn use_link(&mut self, link: String, open: bool) {
+    pub(super) fn use_link(&mut self, link: String, open: bool) {
         // Checked once more where it is used: the picker and the single link alike.
         if !is_web_link(&link) {
             return self.flash(
@@ -738,7 +605,7 @@ impl App {
 fn confirm_what(ask: &Ask) -> String {
     let subject = |i: &Interaction| one_line(&i.subject().unwrap_or_else(|| i.prompt.clone()));
     match ask {
-        Ask::Cancel { key, .. } => format!("cancel {}", super::format::short_id(&key.id)),
+        Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::short_id(&key.id)),
         Ask::Approve {
             approved: true, shown, ..
         } => format!("approve {}", subject(shown)),

@@ -1,0 +1,205 @@
+//! The running dashboard: its state (the store, the view over it, the selection, the popups),
+//! the loop that feeds it (`run`), the keys that become actions (`keys`), and the steering that
+//! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
+
+pub mod answer;
+pub mod dialogs;
+pub mod effects;
+mod input;
+pub mod keys;
+pub mod popup;
+mod run;
+pub mod steer;
+
+pub use input::{HELP_PAGES, on_terminal_event};
+pub use run::run;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use ratatui::layout::Rect;
+
+use crate::store::query::{OrderedView, ViewSpec};
+use crate::store::{Journal, Store, TaskEntry, TaskKey};
+use crate::ui::theme::Theme;
+use crate::ui::{detail, view};
+use keys::KeyMap;
+use popup::Popup;
+use steer::Steer;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tasks,
+    Approvals,
+}
+
+pub struct App {
+    pub store: Store,
+    pub spec: ViewSpec,
+    pub keys: KeyMap,
+    pub theme: Theme,
+    /// The selected task; the selection follows the task, not the row number.
+    pub selected: Option<TaskKey>,
+    /// First visible row of the table.
+    pub offset: usize,
+    /// Rows the table shows at once (set from the layout before each draw).
+    pub page: usize,
+    /// The popups, bottom to top: the top one gets the keys (`popup`).
+    pub popups: Vec<Popup>,
+    pub focus: Focus,
+    pub approval: usize,
+    pub frozen: Option<Frozen>,
+    /// The time the view is drawn at; set by the loop, fixed in tests.
+    pub now: Timestamp,
+    /// The zone wall-clock times are shown in: the system's, fixed in tests.
+    pub tz: TimeZone,
+    pub quit: bool,
+    /// Answers, approvals, cancels, new tasks: what the user asked of the agents.
+    pub steer: Steer,
+    /// The rows of the view, kept in order as tasks change (never re-sorted whole per frame).
+    view: OrderedView,
+}
+
+/// The table as it was when the user froze it.
+#[derive(Debug, Clone)]
+pub struct Frozen {
+    pub rows: Vec<TaskKey>,
+    /// How many tasks the store held then (tasks are never removed, so the difference is what is
+    /// new).
+    pub held: usize,
+}
+
+impl App {
+    pub fn new(store: Store, keys: KeyMap, theme: Theme) -> App {
+        App {
+            store,
+            spec: ViewSpec::default(),
+            keys,
+            theme,
+            selected: None,
+            offset: 0,
+            page: 10,
+            popups: Vec::new(),
+            focus: Focus::Tasks,
+            approval: 0,
+            frozen: None,
+            now: Timestamp::now(),
+            tz: TimeZone::system(),
+            quit: false,
+            steer: Steer::default(),
+            view: OrderedView::default(),
+        }
+    }
+
+    /// Brings the rows up to date: only the tasks that changed move, unless the view itself
+    /// changed (sort, filter) or too much did.
+    pub fn refresh(&mut self) {
+        match self.store.take_journal() {
+            Journal::Changed(keys) if *self.view.spec() == self.spec => self.view.update(&self.store, &keys),
+            _ => self.view = OrderedView::build(&self.store, &self.spec),
+        }
+        if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
+            self.selected = self.row(0).cloned();
+        }
+        self.keep_selection_visible();
+    }
+
+    pub fn row_count(&self) -> usize {
+        match &self.frozen {
+            Some(frozen) => frozen.rows.len(),
+            None => self.view.len(),
+        }
+    }
+
+    /// The rows from `offset` on: the frozen ones while frozen.
+    pub fn rows_from(&self, offset: usize) -> Box<dyn Iterator<Item = &TaskKey> + '_> {
+        match &self.frozen {
+            Some(frozen) => Box::new(frozen.rows.iter().skip(offset)),
+            None => Box::new(self.view.from(offset)),
+        }
+    }
+
+    pub fn row(&self, i: usize) -> Option<&TaskKey> {
+        self.rows_from(i).next()
+    }
+
+    /// Every row, in order (walks them all: for freezing and tests, not for frames).
+    pub fn rows(&self) -> Vec<TaskKey> {
+        self.rows_from(0).cloned().collect()
+    }
+
+    /// Tasks that appeared since the table was frozen.
+    pub fn new_since_freeze(&self) -> usize {
+        match &self.frozen {
+            Some(frozen) => self.store.len().saturating_sub(frozen.held),
+            None => 0,
+        }
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        let key = self.selected.as_ref()?;
+        match &self.frozen {
+            Some(frozen) => frozen.rows.iter().position(|k| k == key),
+            None => self.view.position(key),
+        }
+    }
+
+    pub fn selected_task(&self) -> Option<&TaskEntry> {
+        self.selected.as_ref().and_then(|k| self.store.task(k))
+    }
+
+    /// The `i`-th approval of the pane.
+    pub fn approval_at(&self, i: usize) -> Option<&TaskEntry> {
+        self.store.approvals_from(i).next()
+    }
+
+    fn keep_selection_visible(&mut self) {
+        let len = self.row_count();
+        let page = self.page.max(1);
+        match self.selected_index() {
+            Some(i) if i < self.offset => self.offset = i,
+            Some(i) if i >= self.offset + page => self.offset = i + 1 - page,
+            _ => {}
+        }
+        self.offset = self.offset.min(len.saturating_sub(page));
+    }
+
+    fn select_index(&mut self, i: usize) {
+        if let Some(k) = self.row(i).cloned() {
+            self.selected = Some(k);
+        }
+        self.keep_selection_visible();
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let len = self.row_count();
+        if len == 0 {
+            return;
+        }
+        let current = self.selected_index().unwrap_or(0) as isize;
+        self.select_index((current + delta).clamp(0, len as isize - 1) as usize);
+    }
+
+    /// Selects the row at a screen position inside the table body (mouse click).
+    pub fn click_row(&mut self, visible_row: usize) {
+        self.select_index(self.offset + visible_row);
+    }
+
+    /// Before each draw: the layout sets the page size, the rows are brought up to date, and the
+    /// detail pane's scroll is kept inside its text.
+    pub fn prepare(&mut self, area: Rect) {
+        let areas = view::areas(area, self);
+        self.page = areas.page();
+        self.refresh();
+        let max = match self.top() {
+            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(self, key, areas.body())),
+            _ => None,
+        };
+        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (max, self.popups.last_mut()) {
+            *scroll = (*scroll).min(max);
+        }
+    }
+
+    pub fn sort_label(&self) -> &'static str {
+        self.spec.sort.label()
+    }
+}
