@@ -292,7 +292,7 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     assert_eq!(ids[0], ids[1], "answered once by an agent that deduplicates");
 
     // An interactions/v1 question: the text from `reply` and from the box is one message, the
-    // extension's answer (interactions::reply builds both).
+    // extension's answer.
     let mut asked = question("Which base branch?", Some("q-3"));
     asked["status"]["message"]["extensions"] = json!([INTERACTIONS_EXTENSION]);
     asked["status"]["message"]["metadata"] = json!({INTERACTIONS_EXTENSION: {
