@@ -254,7 +254,7 @@ impl Client {
         let mut headers = HeaderMap::new();
         for (k, v) in &opts.headers {
             let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.expose())) else {
-                return Err(Error::Usage(format!("header {k:?} is not a valid HTTP header")));
+                return Err(Error::Input(format!("header {k:?} is not a valid HTTP header")));
             };
             v.set_sensitive(true);
             headers.insert(k, v);
@@ -448,7 +448,7 @@ impl Client {
         if let Some(token) = token {
             let secret = |v: String| {
                 let mut value = HeaderValue::try_from(v).map_err(|_| {
-                    Error::Usage(format!("the credential for {} is not a valid header value", self.name))
+                    Error::Input(format!("the credential for {} is not a valid header value", self.name))
                 })?;
                 value.set_sensitive(true);
                 Ok::<_, Error>(value)

@@ -36,9 +36,9 @@ pub fn parse_url(input: &str) -> Result<Url> {
         format!("http://{trimmed}")
     };
     let url = Url::parse(&with_scheme)
-        .map_err(|e| Error::Usage(format!("{input:?} is neither a card file nor a URL: {e}")))?;
+        .map_err(|e| Error::Input(format!("{input:?} is neither a card file nor a URL: {e}")))?;
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(Error::Usage(format!(
+        return Err(Error::Input(format!(
             "{} has a user name or password in it; nothing sent: give the credential with --token \
              (sent as HTTP Basic where the card asks for it, user:password), --header, or the config",
             shown_url(&url)

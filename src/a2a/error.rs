@@ -223,11 +223,14 @@ pub enum Error {
     #[error("no agent card found; tried {tried}: {last}")]
     CardNotFound { tried: String, last: String },
 
+    /// A card file that cannot be read.
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
 
+    /// What the caller gave the client (a URL, a header, a credential) cannot be used; nothing
+    /// was sent.
     #[error("{0}")]
-    Usage(String),
+    Input(String),
 }
 
 /// A 401/403 in words, with advice that can work: a setting that would be read, on a request

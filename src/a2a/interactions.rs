@@ -162,6 +162,41 @@ impl std::io::Write for Fnv {
     }
 }
 
+/// The message that answers an interrupted task, the one builder the CLI and the dashboard share.
+///
+/// - A value to an open `question`, or an approve / deny / connected answer to any open
+///   interaction, is an interactions/v1 answer to that interaction (see [`answer`]). The
+///   extension reads `approved` and `value` across kinds ("The answer": `approved` on a question
+///   or connection is read as its value), so a structured answer never needs the kinds to match.
+/// - Any other value is plain text on the same taskId and contextId (spec section 3.4.3): text
+///   never answers an approval or a connection request.
+/// - With no open interaction, an approve / deny / connected answer has nowhere to go: `None`.
+///
+/// The messageId is `message_id` when given (an explicit override such as `reply
+/// --message-id`), else [`message_id`] of the status the answer is to.
+pub fn reply(
+    task_id: &str,
+    context_id: &str,
+    status: &TaskStatus,
+    answer: &Answer,
+    message_id: Option<&str>,
+) -> Option<Message> {
+    let message_id = message_id.map_or_else(|| self::message_id(task_id, status, answer), str::to_string);
+    let open = status.message.as_ref().and_then(Interaction::of);
+    match (open, answer) {
+        (Some(i), Answer::Value(_)) if i.kind == Kind::Question => {
+            Some(self::answer(task_id, context_id, &i, answer, &message_id))
+        }
+        (_, Answer::Value(text)) => {
+            let mut m = Message::on_task(vec![Part::text(text.clone())], task_id, context_id);
+            m.message_id = message_id;
+            Some(m)
+        }
+        (Some(i), _) => Some(self::answer(task_id, context_id, &i, answer, &message_id)),
+        (None, _) => None,
+    }
+}
+
 /// The answer message: on the task's taskId and contextId, the extension listed in
 /// `message.extensions` and its metadata carrying the interactionId (docs/protocol-notes.md,
 /// "interactions/v1"). `message_id` is the answer's idempotency key (see [`message_id`]): a retry
@@ -252,6 +287,87 @@ mod tests {
             connected.metadata.unwrap()[INTERACTIONS_EXTENSION]["value"],
             json!({"connected": false})
         );
+    }
+
+    fn status(state: crate::a2a::TaskState, message: Message) -> TaskStatus {
+        TaskStatus {
+            state,
+            message: Some(message),
+            timestamp: None,
+        }
+    }
+
+    fn question_message() -> Message {
+        let mut m = approval_message();
+        m.metadata = Some(
+            serde_json::from_value(json!({INTERACTIONS_EXTENSION: {
+            "interactionId": "q_7", "kind": "question", "prompt": "Which repo?"}}))
+            .unwrap(),
+        );
+        m
+    }
+
+    #[test]
+    fn a_value_to_an_open_question_is_an_interaction_answer() {
+        let asked = status(crate::a2a::TaskState::InputRequired, question_message());
+        let value = Answer::Value("{\"repo\": \"a2a-watch\"}".into());
+        let m = reply("t1", "ticket-4821", &asked, &value, None).unwrap();
+        assert_eq!(m.message_id, message_id("t1", &asked, &value));
+        assert!(m.message_id.starts_with("answer:q_7:value:"), "{}", m.message_id);
+        assert_eq!(m.extensions, [INTERACTIONS_EXTENSION]);
+        let meta = &m.metadata.as_ref().unwrap()[INTERACTIONS_EXTENSION];
+        assert_eq!(meta["interactionId"], "q_7");
+        assert_eq!(meta["value"], json!({"repo": "a2a-watch"}));
+        assert_eq!(
+            (m.task_id.as_deref(), m.context_id.as_deref()),
+            (Some("t1"), Some("ticket-4821"))
+        );
+    }
+
+    #[test]
+    fn text_to_anything_but_a_question_is_plain_text_on_the_same_task() {
+        let approval = status(crate::a2a::TaskState::AuthRequired, approval_message());
+        let mut plain = Message::agent(vec![Part::text("Which base branch?")]);
+        plain.message_id = "s-1".into();
+        let plain = status(crate::a2a::TaskState::InputRequired, plain);
+        for waiting in [&approval, &plain] {
+            let text = Answer::Value("true".into());
+            let m = reply("t1", "c1", waiting, &text, None).unwrap();
+            assert_eq!(m.parts, [Part::text("true")], "text never approves");
+            assert!(m.extensions.is_empty() && m.metadata.is_none(), "{m:?}");
+            assert_eq!(
+                (m.task_id.as_deref(), m.context_id.as_deref()),
+                (Some("t1"), Some("c1"))
+            );
+            assert_eq!(m.message_id, message_id("t1", waiting, &text));
+        }
+        let no_context = reply("t1", "", &plain, &Answer::Value("main".into()), None).unwrap();
+        assert_eq!(no_context.context_id, None);
+    }
+
+    #[test]
+    fn structured_answers_go_to_the_open_interaction_or_nowhere() {
+        let approval = status(crate::a2a::TaskState::AuthRequired, approval_message());
+        let denied = reply("t1", "c1", &approval, &Answer::Approved(false), None).unwrap();
+        assert_eq!(denied.message_id, "answer:eff_01J:deny");
+        assert_eq!(denied.parts, [Part::data(json!({"approved": false}))]);
+        assert_eq!(
+            denied.metadata.unwrap()[INTERACTIONS_EXTENSION]["interactionId"],
+            "eff_01J"
+        );
+        let overridden = reply("t1", "c1", &approval, &Answer::Approved(true), Some("answer-1")).unwrap();
+        assert_eq!(overridden.message_id, "answer-1");
+        assert_eq!(overridden.parts, [Part::data(json!({"approved": true}))]);
+
+        let working = status(crate::a2a::TaskState::Working, Message::agent(vec![Part::text("busy")]));
+        assert_eq!(reply("t1", "c1", &working, &Answer::Approved(true), None), None);
+        assert_eq!(reply("t1", "c1", &working, &Answer::Connected(true), None), None);
+        let silent = TaskStatus {
+            state: crate::a2a::TaskState::AuthRequired,
+            message: None,
+            timestamp: None,
+        };
+        assert_eq!(reply("t1", "c1", &silent, &Answer::Approved(true), None), None);
     }
 
     #[test]

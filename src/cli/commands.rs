@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
+use super::Error;
 use super::args::{ConnArgs, ReplyArgs};
 use super::{follow, out, print};
 use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
-use crate::a2a::{Client, Error, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
+use crate::a2a::{Client, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
 use crate::ndjson::{self, EventLine, TaskLine};
 
 /// `card`: the resolved agent card, summed up or as JSON.
@@ -137,10 +138,10 @@ fn parse_state(s: &str) -> Result<TaskState, Error> {
     }
 }
 
-/// The answer to an interrupted task: text on the same task and context (spec section 3.4.3),
-/// or an interactions/v1 answer. A task that is no longer waiting is not answered. The
-/// messageId follows the rule the dashboard uses too (`interactions::message_id`), so the same
-/// answer sent from both is answered once; `--message-id` overrides it.
+/// The answer to an interrupted task, built by `interactions::reply` as the dashboard builds it
+/// (text on the same task and context, spec section 3.4.3, or an interactions/v1 answer), so the
+/// same answer sent from both gets the same messageId and is answered once; `--message-id`
+/// overrides it. A task that is no longer waiting is not answered.
 fn reply_message(
     task: &Task,
     text: Option<String>,
@@ -149,46 +150,39 @@ fn reply_message(
     force: bool,
 ) -> Result<Message, Error> {
     let state = &task.status.state;
-    let Some(answer) = answer else {
-        if !force && *state != TaskState::InputRequired {
+    let no_interaction = || {
+        Error::Usage(format!(
+            "task {} ({state}) has no open interactions/v1 interaction; nothing sent",
+            task.id
+        ))
+    };
+    let answer = match answer {
+        None if !force && *state != TaskState::InputRequired => {
             return Err(Error::Usage(format!(
                 "task {} is {state}, not waiting for input; nothing sent (--force sends anyway)",
                 task.id
             )));
         }
-        let text = text.unwrap_or_default();
-        let message_id = message_id
-            .unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &Answer::Value(text.clone())));
-        let mut message = Message::on_task(vec![Part::text(text)], &task.id, &task.context_id);
-        message.message_id = message_id;
-        return Ok(message);
+        None => Answer::Value(text.unwrap_or_default()),
+        Some(_) if task.status.message.as_ref().and_then(Interaction::of).is_none() => {
+            return Err(no_interaction());
+        }
+        Some(_) if !force && !state.is_interrupted() => {
+            return Err(Error::Usage(format!(
+                "task {} is {state}, no longer waiting; nothing sent",
+                task.id
+            )));
+        }
+        Some(answer) => answer,
     };
-    let interaction = task.status.message.as_ref().and_then(Interaction::of).ok_or_else(|| {
-        Error::Usage(format!(
-            "task {} ({state}) has no open interactions/v1 interaction; nothing sent",
-            task.id
-        ))
-    })?;
-    if !force && !state.is_interrupted() {
-        return Err(Error::Usage(format!(
-            "task {} is {state}, no longer waiting; nothing sent",
-            task.id
-        )));
-    }
-    let message_id = message_id.unwrap_or_else(|| interactions::message_id(&task.id, &task.status, &answer));
-    Ok(interactions::answer(
-        &task.id,
-        &task.context_id,
-        &interaction,
-        &answer,
-        &message_id,
-    ))
+    interactions::reply(&task.id, &task.context_id, &task.status, &answer, message_id.as_deref())
+        .ok_or_else(no_interaction)
 }
 
 /// Sends a message and prints what comes back: one line, or every event with `follow`.
 async fn deliver(client: &Client, req: &SendMessageRequest, follow: bool, continues_task: bool) -> Result<(), Error> {
     if follow {
-        return follow::send_and_follow(client, req, continues_task).await;
+        return Ok(follow::send_and_follow(client, req, continues_task).await?);
     }
     let result = client.send_message(req).await?;
     let mut line = TaskLine::default();

@@ -6,8 +6,8 @@ use std::time::Duration;
 use clap::Args;
 use tokio::sync::mpsc;
 
+use super::Error;
 use super::headless::{self, Until};
-use crate::a2a::Error;
 use crate::app;
 use crate::app::App;
 use crate::app::keys::KeyMap;
@@ -56,7 +56,7 @@ fn init_logging(path: Option<PathBuf>) {
 
 pub fn theme(screen: &ScreenArgs, config: &Config) -> Result<Theme, Error> {
     let name = screen.theme.as_deref().or(config.theme.as_deref()).unwrap_or("dark");
-    let theme = Theme::load(name).map_err(|e| Error::Usage(e.to_string()))?;
+    let theme = Theme::load(name)?;
     // https://no-color.org: any non-empty value.
     let no_color = std::env::var("NO_COLOR").is_ok_and(|v| !v.is_empty());
     Ok(if no_color { Theme::blank() } else { theme })
@@ -77,7 +77,7 @@ fn prefs(config: &Config) -> Prefs {
 /// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
     let theme = theme(screen, config)?;
-    let keys = KeyMap::with_overrides(config.key_overrides()).map_err(|e| Error::Usage(e.to_string()))?;
+    let keys = KeyMap::with_overrides(config.key_overrides())?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()));
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
     store.limits = Limits {
@@ -111,7 +111,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
         // The forwarder ends when the dashboard drops its sender.
         let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {
-            path: "the terminal".into(),
+            what: "the terminal".into(),
             source: e,
         })
     };

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use super::Error;
 use super::dashboard::{self, ScreenArgs};
 use super::{out, print};
-use crate::a2a::Error;
 use crate::a2a::auth::Secret;
 use crate::config::Config;
 use crate::demo;
@@ -16,7 +16,7 @@ pub async fn serve(base_port: u16, token: String, delay: f64) -> Result<(), Erro
     let agents = demo::start(demo_config(base_port, token, delay)?)
         .await
         .map_err(|e| Error::Io {
-            path: format!("127.0.0.1:{base_port}"),
+            what: format!("127.0.0.1:{base_port}"),
             source: e,
         })?;
     out::print(&print::demo_banner(&agents));
@@ -35,7 +35,7 @@ pub async fn run(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), 
         Err(_) => demo::start(demo::DemoConfig { base_port: 0, ..config })
             .await
             .map_err(|e| Error::Io {
-                path: "127.0.0.1".into(),
+                what: "127.0.0.1".into(),
                 source: e,
             })?,
     };

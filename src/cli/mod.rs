@@ -3,13 +3,14 @@
 //! 2 bad usage.
 //!
 //! Here: start-up and the dispatcher. The schema is in `args`, the agents to watch (flags and
-//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, and
-//! the front ends in `dashboard` and `headless`.
+//! config merged) in `specs`, the client commands in `commands`, the demo wiring in `demo`, the
+//! front ends in `dashboard` and `headless`, and the app's errors with their exit codes in `error`.
 
 mod args;
 mod commands;
 mod dashboard;
 mod demo;
+mod error;
 mod follow;
 mod headless;
 mod out;
@@ -20,9 +21,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::a2a::Error;
 use crate::config::Config;
 pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
+pub use error::Error;
 use specs::{agent_specs, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
@@ -60,7 +61,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             out::error(&format!("a2a-watch: {}", crate::text::one_line(&e.to_string())));
-            ExitCode::from(if matches!(e, Error::Usage(_)) { 2 } else { 1 })
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -109,7 +110,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
 
 /// The dashboard on the configured agents.
 async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
-    let config = Config::load(args.config.as_deref()).map_err(|e| Error::Usage(e.to_string()))?;
+    let config = Config::load(args.config.as_deref())?;
     let specs = agent_specs(conn, args, &config)?;
     if specs.is_empty() {
         return Err(Error::Usage(

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use super::Error;
 use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
-use crate::a2a::{Binding, Client, ClientOptions, Error};
+use crate::a2a::{Binding, Client, ClientOptions};
 use crate::config::{AgentConfig, Config, parse_binding};
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
@@ -29,7 +30,7 @@ impl ConnArgs {
     }
 
     pub async fn connect(&self, url: &str) -> Result<Client, Error> {
-        Client::connect(url, self.options()?).await
+        Ok(Client::connect(url, self.options()?).await?)
     }
 }
 

@@ -269,10 +269,9 @@ fn reply(url: &str, args: &[&str]) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
-    // A plain question: `reply URL TASK main` and the box with "main".
-    let agent = Agent::start(question("Which base branch?", Some("q-1"))).await;
+/// `reply URL TASK main`, then "main" typed into the dashboard's box: what the agent received.
+async fn main_from_reply_and_from_the_box(task: Value) -> Vec<Value> {
+    let agent = Agent::start(task).await;
     agent.held.lock().unwrap().advance = false;
     let url = agent.url.clone();
     tokio::task::spawn_blocking(move || reply(&url, &["main"]))
@@ -283,10 +282,28 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     d.type_text("main");
     d.key(KeyCode::Enter);
     d.until("sent", |app| app.answer().is_none()).await;
-    let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
+    d.engine.shutdown().await;
+    agent.received()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
+    // A plain question.
+    let received = main_from_reply_and_from_the_box(question("Which base branch?", Some("q-1"))).await;
+    let ids: Vec<&Value> = received.iter().map(|m| &m["messageId"]).collect();
     assert_eq!(ids.len(), 2);
     assert_eq!(ids[0], ids[1], "answered once by an agent that deduplicates");
-    d.engine.shutdown().await;
+
+    // An interactions/v1 question: the text from `reply` and from the box is one message, the
+    // extension's answer.
+    let mut asked = question("Which base branch?", Some("q-3"));
+    asked["status"]["message"]["extensions"] = json!([INTERACTIONS_EXTENSION]);
+    asked["status"]["message"]["metadata"] = json!({INTERACTIONS_EXTENSION: {
+        "interactionId": "q_3", "kind": "question", "prompt": "Which base branch?"}});
+    let received = main_from_reply_and_from_the_box(asked).await;
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0]["metadata"][INTERACTIONS_EXTENSION]["interactionId"], "q_3");
+    assert_eq!(received[0], received[1], "the same answer, the same message");
 
     // An approval: `reply --approve` and `a`, `y`; a deny never shares the id.
     let agent = Agent::start(approval("eff_9", "create_pull_request")).await;

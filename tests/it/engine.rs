@@ -1,6 +1,6 @@
-//! The watch engine against the demo agents over loopback: tasks are discovered, streams the
-//! server closes are resumed, an agent that goes away and comes back is picked up again, and an
-//! agent that wants a token shows as unauthorized.
+//! The watch engine against the demo agents over loopback: tasks started elsewhere are
+//! discovered and followed to their end, an agent that goes away and comes back is picked up
+//! again, and an agent that wants a token shows as unauthorized.
 
 use std::time::Duration;
 
@@ -71,7 +71,7 @@ fn by_id<'a>(store: &'a Store, id: &str) -> Option<&'a TaskEntry> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_are_discovered_and_followed_through_server_closes() {
+async fn tasks_started_elsewhere_are_discovered_and_followed_to_their_end() {
     let agents = start_demo().await;
     let runner_url = agents.url("test-runner").to_string();
     let reviewer_url = agents.url("code-reviewer").to_string();
@@ -102,19 +102,15 @@ async fn tasks_are_discovered_and_followed_through_server_closes() {
             && s.tasks().any(|t| t.state() == &TaskState::InputRequired)
     })
     .await;
+    // What the run said along the way depends on when the engine looked (the demo keeps its
+    // own time); that every step is seen through the server's closes is pinned where the task
+    // moves only while subscribed (recovery.rs,
+    // a_task_followed_through_server_closes_shows_every_step_and_the_whole_log).
     let run = by_id(&w.store, &cut.id).unwrap();
-    // Every progress message was seen, though the server cut each subscription after one:
-    // the engine resubscribed each time (a listing every 200 ms alone would miss some).
-    let texts: Vec<&str> = run.timeline.iter().map(|t| t.text.as_str()).collect();
-    for progress in ["collected 12 items", "7/12 passed", "12/12 run", "1 failed, 11 passed"] {
-        assert!(texts.contains(&progress), "{progress:?} missing from {texts:?}");
-    }
-    assert_eq!(
-        run.artifacts
-            .iter()
-            .find(|a| a.artifact_id == "test-log")
-            .map(|a| a.parts.len()),
-        Some(3)
+    assert!(
+        run.timeline.iter().any(|t| t.text == "1 failed, 11 passed"),
+        "{:?}",
+        run.timeline
     );
     assert_eq!(w.store.counts(1).interrupted, 1);
     w.engine.shutdown().await;

@@ -567,6 +567,66 @@ async fn a_server_that_closes_after_every_event_gets_no_tight_loop() {
     w.engine.shutdown().await;
 }
 
+/// A run that only moves while someone subscribes: each subscription gets the snapshot, one log
+/// chunk and the next status, then the server closes it. A listing or GetTask never moves it, so
+/// every step seen (and the whole log) proves a resubscription after each close, whatever the
+/// machine's pace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_followed_through_server_closes_shows_every_step_and_the_whole_log() {
+    const STEPS: [(&str, &str); 5] = [
+        ("TASK_STATE_WORKING", "collecting tests"),
+        ("TASK_STATE_WORKING", "collected 12 items"),
+        ("TASK_STATE_WORKING", "7/12 passed"),
+        ("TASK_STATE_WORKING", "12/12 run"),
+        ("TASK_STATE_COMPLETED", "1 failed, 11 passed"),
+    ];
+    let chunk_of = |step: usize| format!("chunk {step};");
+    let at = move |step: usize| {
+        let (state, text) = STEPS[step];
+        let mut t = task("t1", state, text);
+        if step > 0 {
+            let log: Vec<Value> = (1..=step).map(|i| json!({"text": chunk_of(i)})).collect();
+            t["artifacts"] = json!([{"artifactId": "log", "parts": log}]);
+        }
+        t
+    };
+    let step = Arc::new(Mutex::new(0usize));
+    let (url, _fake) = fake(true, move |call| {
+        let mut step = step.lock().unwrap();
+        match call.method.as_str() {
+            "ListTasks" => listing(call, vec![at(*step)]),
+            "GetTask" => result(call, at(*step)),
+            "SubscribeToTask" if *step + 1 < STEPS.len() => {
+                let snapshot = frame(call, json!({"task": at(*step)}));
+                *step += 1;
+                let (state, text) = STEPS[*step];
+                let chunk = json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx", "append": *step > 1,
+                    "artifact": {"artifactId": "log", "parts": [{"text": chunk_of(*step)}]}}});
+                let frames = vec![snapshot, frame(call, chunk), frame(call, status("t1", state, text))];
+                sse(frames, Duration::ZERO, false)
+            }
+            _ => not_found(call),
+        }
+    })
+    .await;
+    // Found by listing, as a task started elsewhere is.
+    let mut w = watch(spec(&url, &[]), opts());
+    w.until("the run completed", |s| {
+        s.tasks().any(|t| t.state() == &TaskState::Completed)
+    })
+    .await;
+    let run = w.task("t1").unwrap();
+    let texts: Vec<&str> = run.timeline.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(texts, STEPS.map(|(_, text)| text), "every step, once, in order");
+    assert_eq!(run.artifacts.len(), 1);
+    assert_eq!(
+        run.artifacts[0].text(),
+        "chunk 1;chunk 2;chunk 3;chunk 4;",
+        "each chunk once"
+    );
+    w.engine.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_is_honoured_for_listings_and_subscriptions() {
     let (url, fake) = fake(true, |call| {
