@@ -201,13 +201,7 @@ pub fn reply(
 /// `message.extensions` and its metadata carrying the interactionId (docs/protocol-notes.md,
 /// "interactions/v1"). `message_id` is the answer's idempotency key (see [`message_id`]): a retry
 /// must reuse it.
-pub fn answer(
-    task_id: &str,
-    context_id: &str,
-    interaction: &Interaction,
-    answer: &Answer,
-    message_id: &str,
-) -> Message {
+fn answer(task_id: &str, context_id: &str, interaction: &Interaction, answer: &Answer, message_id: &str) -> Message {
     let (part, field) = match answer {
         Answer::Approved(b) => (Part::data(json!({"approved": b})), ("approved", json!(b))),
         Answer::Connected(b) => (Part::data(json!({"connected": b})), ("value", json!({"connected": b}))),

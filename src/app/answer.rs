@@ -9,8 +9,8 @@ use ratatui::style::Style;
 use ratatui_textarea::TextArea;
 
 use super::steer::{Sending, Settled};
-use crate::a2a::interactions::{self, Answer, Interaction, Kind, fingerprint_of};
-use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
+use crate::a2a::interactions::{self, Answer, fingerprint_of};
+use crate::a2a::{Message, SendMessageRequest, StateClass, TaskState};
 use crate::store::{Store, TaskEntry, TaskKey};
 use crate::text::one_line;
 
@@ -144,17 +144,10 @@ impl AnswerBox {
             self.error = Some("An empty answer is not sent.".into());
             return Submit::Nothing;
         }
-        let id: &str = &task.key.id;
-        let message_id = interactions::message_id(id, &task.status, &Answer::Value(text.clone()));
-        let message = match task.status.message.as_ref().and_then(Interaction::of) {
-            Some(i) if i.kind == Kind::Question => {
-                interactions::answer(id, &task.context, &i, &Answer::Value(text), &message_id)
-            }
-            _ => {
-                let mut m = Message::on_task(vec![Part::text(text)], id, &task.context);
-                m.message_id = message_id.clone();
-                m
-            }
+        // The builder the CLI uses too (spec section 3.4.3); a value always has a message.
+        let answer = Answer::Value(text);
+        let Some(message) = interactions::reply(&task.key.id, &task.context, &task.status, &answer, None) else {
+            return Submit::Nothing;
         };
         self.error = None;
         self.notice = None;

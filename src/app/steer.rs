@@ -12,7 +12,7 @@ use super::effects::{Effect, is_web_link};
 use super::keys::Action;
 use super::popup::Popup;
 use super::{App, Focus};
-use crate::a2a::interactions::{self, Answer, Interaction};
+use crate::a2a::interactions::{self, Answer};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Command};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
@@ -470,10 +470,15 @@ impl App {
                         task: key.id.to_string(),
                     },
                 ));
-                action
+                Some(action)
             }
-            Ask::Approve { approved, shown, .. } => self.answer_interaction(&key, shown, Answer::Approved(*approved)),
-            Ask::Connection { shown, .. } => self.answer_interaction(&key, shown, Answer::Connected(yes)),
+            // The open interaction is the one shown (compared just above), so it is the one answered.
+            Ask::Approve { approved, .. } => self.answer_interaction(&key, Answer::Approved(*approved)),
+            Ask::Connection { .. } => self.answer_interaction(&key, Answer::Connected(yes)),
+        };
+        let Some(action) = action else {
+            self.close(|p| matches!(p, Popup::Confirm(_)));
+            return self.flash("the interaction is no longer open; nothing sent", true);
         };
         // The confirmation closes; its outcome comes back through `report`.
         self.close(|p| matches!(p, Popup::Confirm(_)));
@@ -488,20 +493,18 @@ impl App {
         );
     }
 
-    /// Sends the answer to the interaction the confirmation showed.
-    fn answer_interaction(&mut self, key: &TaskKey, interaction: &Interaction, answer: Answer) -> ActionId {
-        let (context, message_id) = match self.store.task(key) {
-            Some(t) => (t.context.clone(), interactions::message_id(&key.id, &t.status, &answer)),
-            None => (String::new(), String::new()),
-        };
-        let message = interactions::answer(&key.id, &context, interaction, &answer, &message_id);
-        self.send(
+    /// Sends the answer to the task's open interaction (`interactions::reply`, the builder the
+    /// CLI uses too); nothing when none is open.
+    fn answer_interaction(&mut self, key: &TaskKey, answer: Answer) -> Option<ActionId> {
+        let task = self.store.task(key)?;
+        let message = interactions::reply(&key.id, &task.context, &task.status, &answer, None)?;
+        Some(self.send(
             key.agent,
             SendMessageRequest {
                 message,
                 ..Default::default()
             },
-        )
+        ))
     }
 
     /// `a` and `d` on an approval; on a connection request `a` asks "connected?".
