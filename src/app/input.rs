@@ -3,11 +3,12 @@
 //! does not name are typed into it.
 
 use crossterm::event::{Event as TermEvent, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
 
 use super::dialogs::NewTaskField;
 use super::keys::Action;
 use super::popup::Popup;
-use super::{App, Focus, Frozen};
+use super::{App, Frozen, Pane};
 use crate::store::TaskKey;
 use crate::store::query::Filter;
 use crate::ui::view;
@@ -222,23 +223,40 @@ impl App {
             MouseEventKind::ScrollDown => self.handle(Action::Down),
             MouseEventKind::ScrollUp => self.handle(Action::Up),
             MouseEventKind::Down(_) if self.popups.is_empty() => {
-                let size = crossterm::terminal::size().unwrap_or((80, 24));
-                let areas = view::areas(ratatui::layout::Rect::new(0, 0, size.0, size.1), self);
-                // Body rows start below the border and the header row.
-                let first = areas.tasks.y + 2;
-                if m.row < first || m.row >= areas.tasks.bottom().saturating_sub(1) {
-                    return false;
-                }
-                self.click_row(usize::from(m.row - first));
+                let areas = view::areas(self.screen, self);
+                return match areas.at(m.column, m.row) {
+                    Some((pane, area)) => self.click(pane, area, m.row),
+                    None => false,
+                };
             }
             _ => return false,
         }
         true
     }
 
+    /// A click in a pane: it takes the focus, and a table row is selected.
+    fn click(&mut self, pane: Pane, area: Rect, row: u16) -> bool {
+        match pane {
+            Pane::Tasks => {
+                self.focus = Pane::Tasks;
+                // Body rows start below the border and the header row.
+                let first = area.y + 2;
+                if row >= first && row < area.bottom().saturating_sub(1) {
+                    self.click_row(usize::from(row - first));
+                }
+                true
+            }
+            Pane::Approvals => {
+                self.focus = Pane::Approvals;
+                true
+            }
+            Pane::Title | Pane::Agents | Pane::Footer => false,
+        }
+    }
+
     fn handle_main(&mut self, action: Action) {
         let approvals = self.store.approval_count();
-        let in_approvals = self.focus == Focus::Approvals && approvals > 0;
+        let in_approvals = self.focus == Pane::Approvals && approvals > 0;
         match action {
             Action::Help => self.push(Popup::Help { page: 0 }),
             Action::Up if in_approvals => self.approval = self.approval.saturating_sub(1),
@@ -281,10 +299,12 @@ impl App {
                 };
             }
             Action::FocusNext => {
-                self.focus = match self.focus {
-                    Focus::Tasks if approvals > 0 => Focus::Approvals,
-                    _ => Focus::Tasks,
-                };
+                // The next focusable pane on screen (the approvals only while some wait).
+                let on_screen: Vec<Pane> = (Pane::FOCUSABLE.into_iter())
+                    .filter(|p| *p != Pane::Approvals || approvals > 0)
+                    .collect();
+                let at = on_screen.iter().position(|p| *p == self.focus).unwrap_or(0);
+                self.focus = on_screen[(at + 1) % on_screen.len()];
             }
             Action::Inbox => self.push(Popup::Inbox { selected: 0 }),
             Action::Reply => self.reply_to_selected(),

@@ -26,10 +26,20 @@ use keys::KeyMap;
 use popup::Popup;
 use steer::Steer;
 
+/// The parts of the main screen, top to bottom. `ui::view::areas` lays them out, `ui::view::draw`
+/// draws each, and a click goes to the pane under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
+pub enum Pane {
+    Title,
+    Agents,
     Tasks,
     Approvals,
+    Footer,
+}
+
+impl Pane {
+    /// The panes Tab moves between, in order (those on screen).
+    pub const FOCUSABLE: [Pane; 2] = [Pane::Tasks, Pane::Approvals];
 }
 
 pub struct App {
@@ -43,9 +53,12 @@ pub struct App {
     pub offset: usize,
     /// Rows the table shows at once (set from the layout before each draw).
     pub page: usize,
+    /// The screen the last frame was laid out on: clicks are read against its panes.
+    pub screen: Rect,
     /// The popups, bottom to top: the top one gets the keys (`popup`).
     pub popups: Vec<Popup>,
-    pub focus: Focus,
+    /// The pane the moves act on.
+    pub focus: Pane,
     pub approval: usize,
     pub frozen: Option<Frozen>,
     /// The time the view is drawn at; set by the loop, fixed in tests.
@@ -78,8 +91,9 @@ impl App {
             selected: None,
             offset: 0,
             page: 10,
+            screen: Rect::new(0, 0, 80, 24),
             popups: Vec::new(),
-            focus: Focus::Tasks,
+            focus: Pane::Tasks,
             approval: 0,
             frozen: None,
             now: Timestamp::now(),
@@ -188,6 +202,7 @@ impl App {
     /// detail pane's scroll is kept inside its text.
     pub fn prepare(&mut self, area: Rect) {
         let areas = view::areas(area, self);
+        self.screen = area;
         self.page = areas.page();
         self.refresh();
         let max = match self.top() {

@@ -11,7 +11,7 @@ use super::dialogs::{Ask, Confirm, LinkPick, NewTask};
 use super::effects::{Effect, is_web_link};
 use super::keys::Action;
 use super::popup::Popup;
-use super::{App, Focus};
+use super::{App, Pane};
 use crate::a2a::interactions::{self, Answer};
 use crate::a2a::{Message, Part, SendMessageRequest, StateClass, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Command};
@@ -182,7 +182,7 @@ impl App {
     /// selected task when it waits for one, else the pane's selection.
     pub fn target_approval(&self) -> Option<TaskKey> {
         let from_pane = self.approval_at(self.approval).map(|t| t.key.clone());
-        if self.focus == Focus::Approvals {
+        if self.focus == Pane::Approvals {
             return from_pane;
         }
         match self.selected_task() {

@@ -13,7 +13,7 @@ use super::view::{border, spans_width};
 use crate::a2a::interactions::{Interaction, Kind};
 use crate::app::effects::is_web_link;
 use crate::app::keys::Action;
-use crate::app::{App, Focus};
+use crate::app::{App, Pane};
 use crate::store::TaskEntry;
 
 /// Lines one link may take: links are wrapped, not cut, unless they are absurd.
@@ -32,7 +32,7 @@ pub(super) fn approval_blocks(
 ) -> Vec<Vec<Line<'static>>> {
     let t = &app.theme;
     let pending = app.store.approval_count();
-    let focused = app.focus == Focus::Approvals;
+    let focused = app.focus == Pane::Approvals;
     let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
     let k = |a: Action| app.keys.hint(a);
     let link_lines = |p: &TaskEntry, indent: &str| {
@@ -154,6 +154,6 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
         format!(" Waiting for approval ({}) ", app.store.approval_count()),
         Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
     ));
-    let focused = app.focus == Focus::Approvals;
+    let focused = app.focus == Pane::Approvals;
     frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
 }

@@ -14,7 +14,7 @@ use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, w
 use super::theme::state_glyph;
 use super::view::{border, to_u16};
 use crate::a2a::Part;
-use crate::app::{App, Focus};
+use crate::app::{App, Pane};
 use crate::store::TaskEntry;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
@@ -39,7 +39,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     if app.spec.hide_terminal {
         title.push(Span::styled("── finished hidden ", t.dim()));
     }
-    let block = border(Line::from(title), app, app.focus == Focus::Tasks);
+    let block = border(Line::from(title), app, app.focus == Pane::Tasks);
     if app.row_count() == 0 {
         let msg = if app.store.agents.is_empty() {
             "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()

@@ -19,7 +19,7 @@ use crate::app::keys::KeyMap;
 use crate::app::keys::Mode;
 use crate::app::on_terminal_event;
 use crate::app::popup::Popup;
-use crate::app::{App, Focus};
+use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
 
@@ -345,7 +345,7 @@ pub(super) fn type_text(app: &mut App, text: &str) {
 /// snapshot shows that pane focused, not the main screen again.
 pub(super) fn focus_approvals(app: &mut App) {
     press(app, KeyCode::Tab);
-    assert_eq!(app.focus, Focus::Approvals);
+    assert_eq!(app.focus, Pane::Approvals);
 }
 
 pub(super) fn key(agent: usize, id: &str) -> TaskKey {

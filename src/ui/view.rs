@@ -13,33 +13,43 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
 use super::{agents, approvals, detail, dialogs, footer, help, table, title};
-use crate::app::App;
 use crate::app::popup::Popup;
+use crate::app::{App, Pane};
 use crate::store::Counts;
 
-/// Where each part of the main screen goes, from the terminal size and what there is to show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where each pane of the main screen goes, from the terminal size and what there is to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Areas {
-    pub title: Rect,
-    pub agents: Rect,
-    pub tasks: Rect,
-    pub approvals: Rect,
-    pub footer: Rect,
+    /// The panes on screen, top to bottom (the approvals only while some wait).
+    pub panes: Vec<(Pane, Rect)>,
     /// Agents as one line of badges, approvals as one line with the links of one.
     pub compact: bool,
 }
 
 impl Areas {
+    /// Where a pane is (empty when it is not on screen).
+    pub fn of(&self, pane: Pane) -> Rect {
+        (self.panes.iter())
+            .find(|(p, _)| *p == pane)
+            .map_or(Rect::default(), |(_, r)| *r)
+    }
+
+    /// The pane at a screen cell.
+    pub fn at(&self, column: u16, row: u16) -> Option<(Pane, Rect)> {
+        (self.panes.iter().copied()).find(|(_, r)| r.contains(ratatui::layout::Position { x: column, y: row }))
+    }
+
     /// Rows the task table shows at once (inside the border, below the header row).
     pub fn page(&self) -> usize {
-        usize::from(self.tasks.height.saturating_sub(3))
+        usize::from(self.of(Pane::Tasks).height.saturating_sub(3))
     }
 
     /// The detail pane covers everything between the title and the footer.
     pub fn body(&self) -> Rect {
+        let agents = self.of(Pane::Agents);
         Rect {
-            height: self.footer.y - self.agents.y,
-            ..self.agents
+            height: self.of(Pane::Footer).y - agents.y,
+            ..agents
         }
     }
 }
@@ -80,25 +90,25 @@ pub fn areas(area: Rect, app: &App) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    Areas {
-        title,
-        agents,
-        tasks,
-        approvals,
-        footer,
-        compact,
+    let mut panes = vec![(Pane::Title, title), (Pane::Agents, agents), (Pane::Tasks, tasks)];
+    if approvals.height > 0 {
+        panes.push((Pane::Approvals, approvals));
     }
+    panes.push((Pane::Footer, footer));
+    Areas { panes, compact }
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let a = areas(frame.area(), app);
-    title::draw(frame, a.title, app);
-    agents::draw(frame, a.agents, app, a.compact);
-    table::draw(frame, a.tasks, app);
-    if a.approvals.height > 0 {
-        approvals::draw(frame, a.approvals, app, a.compact);
+    for (pane, area) in &a.panes {
+        match pane {
+            Pane::Title => title::draw(frame, *area, app),
+            Pane::Agents => agents::draw(frame, *area, app, a.compact),
+            Pane::Tasks => table::draw(frame, *area, app),
+            Pane::Approvals => approvals::draw(frame, *area, app, a.compact),
+            Pane::Footer => footer::draw(frame, *area, app),
+        }
     }
-    footer::draw(frame, a.footer, app);
     // Bottom to top: the popup that gets the keys is drawn last.
     for popup in &app.popups {
         match popup {

@@ -185,7 +185,7 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
     focus_approvals(&mut app);
     snapshot_sizes("approvals_with_extension_focused", &mut app);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.focus, Focus::Tasks, "back to the tasks, where the selection is");
+    assert_eq!(app.focus, Pane::Tasks, "back to the tasks, where the selection is");
     let terminal = render(&mut app, 160, 48);
     assert!(screen_text(terminal.backend().buffer()).contains("github / create_pull_request  a approve · d deny"));
     press(&mut app, KeyCode::Char('a'));
@@ -244,4 +244,36 @@ fn inbox_and_new_task_forms() {
         "and its context"
     );
     assert_eq!(request.message.task_id, None, "a new task");
+}
+
+/// A click goes to the pane under it, as drawn: a table row is selected, the approvals pane
+/// takes the focus (and Tab moves it back).
+#[test]
+fn a_click_selects_the_row_or_focuses_the_pane_under_it() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut app = app(demo_store());
+    let terminal = render(&mut app, 160, 48);
+    let click = |app: &mut App, column: u16, row: u16| {
+        let ev = MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        };
+        on_terminal_event(app, TermEvent::Mouse(ev))
+    };
+    let third = app.row(2).cloned().expect("three rows");
+    let tasks = view::areas(app.screen, &app).of(Pane::Tasks);
+    // Below the border and the header row: the third body row.
+    assert!(click(&mut app, tasks.x + 5, tasks.y + 4));
+    assert_eq!(app.selected.as_ref(), Some(&third), "{}", terminal.backend());
+    let approvals = view::areas(app.screen, &app).of(Pane::Approvals);
+    assert!(approvals.height > 0, "the demo has approvals waiting");
+    assert!(click(&mut app, approvals.x + 3, approvals.y + 1));
+    assert_eq!(app.focus, Pane::Approvals);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.focus, Pane::Tasks);
+    // The title is no pane to act on.
+    assert!(!click(&mut app, 3, 0));
+    assert_eq!(app.selected.as_ref(), Some(&third));
 }

@@ -75,7 +75,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(approval.clone());
             press(a, KeyCode::Tab);
         },
-        |a| a.focus == crate::app::Focus::Approvals,
+        |a| a.focus == crate::app::Pane::Approvals,
     );
     mode(
         "answer",
