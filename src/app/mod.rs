@@ -2,6 +2,7 @@
 //! the loop that feeds it (`run`), the keys that become actions (`keys`), and the steering that
 //! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
 
+mod act;
 pub mod answer;
 pub mod dialogs;
 pub mod effects;
