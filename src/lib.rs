@@ -1,9 +1,11 @@
 //! a2a-watch: watch and steer the work AI agents do for each other over A2A.
 //!
 //! Data flows one way: `watch` (network tasks, built on the `a2a` client) produces events, the
-//! `store` applies them, front ends render views of the store. The events and the front ends'
-//! commands are the plain data of `event`, which the engine, the store and the front ends share.
-//! `a2a` and `watch` know nothing of the front ends; `demo` holds the built-in agents.
+//! `store` applies them, `ui` draws a view of the `app` state around the store, keys become
+//! actions in `app`, and actions go back to the engine as commands. The events and the commands
+//! are the plain data of `event`, which the engine, the store and the front ends share. `a2a` and
+//! `watch` know nothing of the front ends; `cli` wires them (and the `--json` front end);
+//! `demo` holds the built-in agents.
 
 pub mod a2a;
 pub mod app;
