@@ -30,7 +30,8 @@ pub fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {
 impl App {
     /// One key press, read by the key map of the mode the keyboard is in.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
-        match (self.keys.action(self.mode(), &key), self.top()) {
+        let action = self.keys.action(self.mode(), &key).filter(|a| !self.is_typing(*a));
+        match (action, self.top()) {
             (Some(action), _) => {
                 self.handle(action);
                 true
@@ -48,6 +49,12 @@ impl App {
             (None, Some(popup)) => popup.is_box(),
             (None, None) => false,
         }
+    }
+
+    /// The keys that choose the agent in the new-task form move the cursor in its text fields.
+    fn is_typing(&self, action: Action) -> bool {
+        matches!(action, Action::PreviousAgent | Action::NextAgent)
+            && matches!(self.top(), Some(Popup::NewTask(form)) if form.field != NewTaskField::Agent)
     }
 
     /// An action in the mode the keyboard is in.
@@ -164,9 +171,6 @@ impl App {
                     (Action::NextAgent, NewTaskField::Agent) => form.agent = (form.agent + 1) % agents,
                     (Action::Newline, NewTaskField::Message) => form.message.insert_newline(),
                     (Action::Send | Action::Newline, _) => self.submit_new_task(),
-                    // ← and → move the cursor in the text fields.
-                    (Action::PreviousAgent, _) => form.type_key(KeyEvent::from(crossterm::event::KeyCode::Left)),
-                    (Action::NextAgent, _) => form.type_key(KeyEvent::from(crossterm::event::KeyCode::Right)),
                     _ => {}
                 }
             }

@@ -277,3 +277,33 @@ fn a_click_selects_the_row_or_focuses_the_pane_under_it() {
     assert!(!click(&mut app, 3, 0));
     assert_eq!(app.selected.as_ref(), Some(&third));
 }
+
+/// In the new-task form the agent keys choose the agent in its agent field and move the cursor
+/// in its text fields; remapped, the new key does both, and the old one types.
+#[test]
+fn the_agent_keys_choose_the_agent_or_move_the_cursor_by_field() {
+    let mut app = app(demo_store());
+    app.keys = KeyMap::with_overrides([(Some("new_task"), "ctrl-n", "next_agent")]).unwrap();
+    app.selected = Some(key(RUNNER, COMPLETED));
+    press(&mut app, KeyCode::Char('n'));
+    type_text(&mut app, "ab");
+    on_terminal_event(
+        &mut app,
+        TermEvent::Key(KeyEvent::new(KeyCode::Left, KeyModifiers::NONE)),
+    );
+    type_text(&mut app, "X");
+    let ctrl_n = TermEvent::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL));
+    on_terminal_event(&mut app, ctrl_n.clone());
+    let form = app.new_task().expect("the form");
+    assert_eq!(form.message.lines(), ["aXb"], "← moved the cursor in the message");
+    assert_eq!(form.agent, RUNNER, "the agent stays while the message has the focus");
+    // Message → context → agent.
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    on_terminal_event(&mut app, ctrl_n);
+    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1, "ctrl-n chose the next agent");
+    press(&mut app, KeyCode::Right);
+    assert_eq!(app.new_task().unwrap().agent, RUNNER + 2, "→ still does");
+    press(&mut app, KeyCode::Left);
+    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1);
+}
