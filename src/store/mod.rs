@@ -231,6 +231,8 @@ pub struct Store {
     waiting: BTreeSet<(Timestamp, TaskKey)>,
     /// The AUTH_REQUIRED ones among them: the approvals pane.
     approvals: BTreeSet<(Timestamp, TaskKey)>,
+    /// Tasks that may still move: not terminal, and not disowned by their agent (`settled`).
+    unsettled: usize,
     /// What became of the actions the user took, by id.
     actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
     /// Tasks changed since the views last looked, so they move only those.
@@ -315,6 +317,39 @@ impl Store {
         self.approvals.iter().skip(first).filter_map(|(_, key)| self.task(key))
     }
 
+    /// Whether some task waits on a person, without looking at every task.
+    pub fn any_interrupted(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Whether there are tasks and every one is terminal or unknown to its agent (which will
+    /// not move again), without looking at every task.
+    pub fn all_settled(&self) -> bool {
+        !self.is_empty() && self.unsettled == 0
+    }
+
+    fn settled(&self, agent: AgentId, id: &str) -> Option<bool> {
+        let t = self.tasks.get(agent)?.get(id)?;
+        Some(t.class() == StateClass::Terminal || t.not_found)
+    }
+
+    /// Keeps `unsettled` after an event on a task that was `before` it.
+    fn recount_settled(&mut self, change: &Change, before: Option<Before>) {
+        let (was, now) = match (before, change) {
+            (Some(Before::Known(was)), Change::Task(key) | Change::State(key)) => {
+                (Some(was), self.settled(key.agent, &key.id))
+            }
+            // An event can add a task and still report nothing (an empty artifact chunk).
+            (Some(Before::New(agent, id)), _) => (None, self.settled(agent, &id)),
+            _ => return,
+        };
+        match (was, now) {
+            (None | Some(true), Some(false)) => self.unsettled += 1,
+            (Some(false), Some(true)) => self.unsettled -= 1,
+            _ => {}
+        }
+    }
+
     /// A task's state and since when, before an event: what `reindex` compares against.
     fn indexed(&self, agent: AgentId, id: &str) -> Option<(TaskState, Timestamp)> {
         self.tasks
@@ -379,7 +414,27 @@ impl Store {
     }
 
     pub fn apply(&mut self, event: Event) -> Change {
-        let change = match event {
+        // Only these create a task, move its state or mark it unknown to its agent.
+        let target = match &event {
+            Event::Snapshot { agent, task, .. } => Some((*agent, task.id.as_str())),
+            Event::Update { agent, event, .. } => event.task_id().map(|id| (*agent, id)),
+            Event::NotFound { agent, task, .. } => Some((*agent, task.as_str())),
+            _ => None,
+        };
+        let settled_before = target.map(|(agent, id)| match self.settled(agent, id) {
+            Some(settled) => Before::Known(settled),
+            None => Before::New(agent, id.to_string()),
+        });
+        let change = self.apply_event(event);
+        self.recount_settled(&change, settled_before);
+        if change != Change::Nothing {
+            self.note(&change);
+        }
+        change
+    }
+
+    fn apply_event(&mut self, event: Event) -> Change {
+        match event {
             Event::Info { agent, info } => match self.agents.get_mut(agent) {
                 Some(a) if a.info.as_ref() != Some(&info) => {
                     // A new name can reorder the by-agent view.
@@ -469,11 +524,7 @@ impl Store {
                 self.actions.insert(action, (agent, outcome));
                 Change::Action(action)
             }
-        };
-        if change != Change::Nothing {
-            self.note(&change);
         }
-        change
     }
 
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
@@ -643,6 +694,13 @@ impl Store {
             }
         }
     }
+}
+
+/// Whether a task was settled before an event, for `Store::recount_settled`.
+enum Before {
+    Known(bool),
+    /// Not held yet: the id, to look for it afterwards.
+    New(AgentId, String),
 }
 
 /// Clears the task's warning and not-found mark: the agent just told us about it. True if
