@@ -224,7 +224,9 @@ fn merge_metadata(held: &mut Metadata, incoming: Metadata, limit: usize) -> usiz
 pub struct Store {
     pub agents: Vec<AgentEntry>,
     /// Per agent, by task id: looked up by `&str`, so an event costs no allocation to find its task.
-    tasks: Vec<HashMap<Arc<str>, TaskEntry>>,
+    /// Boxed, so the table's empty slots and its copies while it grows cost a pointer rather than
+    /// a whole entry (over 500 bytes) each: at 100,000 tasks that is tens of MiB.
+    tasks: Vec<HashMap<Arc<str>, Box<TaskEntry>>>,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
@@ -262,11 +264,11 @@ impl Store {
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {
-        self.tasks.get(key.agent)?.get(&*key.id)
+        self.tasks.get(key.agent)?.get(&*key.id).map(|t| &**t)
     }
 
     pub fn tasks(&self) -> impl Iterator<Item = &TaskEntry> {
-        self.tasks.iter().flat_map(HashMap::values)
+        self.tasks.iter().flat_map(HashMap::values).map(|t| &**t)
     }
 
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
@@ -556,7 +558,7 @@ impl Store {
                 quiet_since: None,
                 cut: Cut::default(),
             };
-            map.insert(key.id, entry);
+            map.insert(key.id, Box::new(entry));
         }
         let entry = map.get_mut(id).expect("inserted above");
         if entry.context.is_empty() && !context.is_empty() {
@@ -586,6 +588,8 @@ impl Store {
             let cut = history.len().saturating_sub(limits.history);
             history.drain(..cut);
             if history != entry.history {
+                history.iter_mut().for_each(compact);
+                history.shrink_to_fit();
                 entry.history = history;
                 changed = true;
             }
@@ -614,7 +618,10 @@ impl Store {
             StreamResponse::Task(task) => {
                 let id = task.id.clone();
                 let change = self.apply_snapshot(agent, task, seen);
-                let heard = self.tasks[agent].get_mut(id.as_str()).is_some_and(heard);
+                let heard = self.tasks[agent]
+                    .get_mut(id.as_str())
+                    .map(|t| &mut **t)
+                    .is_some_and(heard);
                 match change {
                     Change::Nothing if heard => Change::Task(TaskKey { agent, id: id.into() }),
                     change => change,
@@ -686,6 +693,8 @@ impl Store {
                         Change::Nothing
                     };
                 }
+                let mut m = m;
+                compact(&mut m);
                 entry.history.push(m);
                 let cut = entry.history.len().saturating_sub(limits.history);
                 entry.history.drain(..cut);
@@ -710,6 +719,12 @@ fn recovered(entry: &mut TaskEntry) -> bool {
     entry.error = None;
     entry.not_found = false;
     had
+}
+
+/// Gives back what decoding reserved and nothing will use: a list decoded from JSON grows to
+/// room for four parts for the one a status message usually has (over 300 bytes a task).
+fn compact(message: &mut Message) {
+    message.parts.shrink_to_fit();
 }
 
 /// A stream event ends a quiet spell. True if there was one.
@@ -754,6 +769,10 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     }
     let last = entry.timeline.back();
     if last.is_none_or(|l| l.state != status.state || l.text != text) {
+        // Most tasks are seen in one state or two: room for one, not the four a first push takes.
+        if entry.timeline.capacity() == 0 {
+            entry.timeline.reserve_exact(1);
+        }
         entry.timeline.push_back(Transition {
             state: status.state.clone(),
             at,
@@ -765,6 +784,9 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         }
     }
     entry.status = status;
+    if let Some(m) = &mut entry.status.message {
+        compact(m);
+    }
     entry.updated = at.max(entry.updated);
     if state_moved && entry.state().is_terminal() {
         entry.error = None;

@@ -13,7 +13,6 @@ use tokio::task::JoinSet;
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
-use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
 
@@ -306,28 +305,39 @@ impl AgentWatcher {
                 _ = ticker.tick(), if lists_tasks => {
                     let full = listings.is_multiple_of(FULL_LISTING_EVERY);
                     listings += 1;
-                    match self.list(&client, if full { None } else { since }).await {
-                        Ok(Listing { tasks, cut }) => {
-                            if failures > 0 {
-                                failures = 0;
-                                if !self.health(healthy.clone()).await { return; }
+                    let req = self.list_request(if full { None } else { since });
+                    let mut pages = client.pages(&req, self.opts.max_pages);
+                    // Each page goes to the store as it comes: a listing of 100,000 tasks is never
+                    // held whole.
+                    let listed = loop {
+                        let tasks = match pages.next().await {
+                            Ok(Some(tasks)) => tasks,
+                            Ok(None) => break Ok(pages.cut),
+                            Err(e) => break Err(e),
+                        };
+                        if failures > 0 {
+                            failures = 0;
+                            if !self.health(healthy.clone()).await { return; }
+                        }
+                        for task in tasks {
+                            if let Some(ts) = task.status.timestamp {
+                                since = Some(since.map_or(ts, |s| s.max(ts)));
                             }
+                            let live = !task.status.state.is_terminal();
+                            let id = task.id.clone();
+                            if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
+                                return;
+                            }
+                            if live {
+                                self.want(&client, &mut watched, id, 0);
+                            }
+                        }
+                    };
+                    match listed {
+                        Ok(cut) => {
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
-                            }
-                            for task in tasks {
-                                if let Some(ts) = task.status.timestamp {
-                                    since = Some(since.map_or(ts, |s| s.max(ts)));
-                                }
-                                let live = !task.status.state.is_terminal();
-                                let id = task.id.clone();
-                                if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
-                                    return;
-                                }
-                                if live {
-                                    self.want(&client, &mut watched, id, 0);
-                                }
                             }
                         }
                         Err(e) => {
@@ -386,8 +396,8 @@ impl AgentWatcher {
         }
     }
 
-    async fn list(&self, client: &Client, since: Option<Timestamp>) -> Result<Listing, Error> {
-        let req = ListTasksRequest {
+    fn list_request(&self, since: Option<Timestamp>) -> ListTasksRequest {
+        ListTasksRequest {
             context_id: self.opts.context.clone(),
             status_timestamp_after: since,
             // Watchers fetch full tasks; the listing only needs states.
@@ -396,8 +406,7 @@ impl AgentWatcher {
             // default 50, and `max_pages` pages reach twice as many tasks.
             page_size: Some(100),
             ..ListTasksRequest::default()
-        };
-        client.list_pages(&req, self.opts.max_pages).await
+        }
     }
 
     fn act(&self, client: Arc<Client>) -> Act {

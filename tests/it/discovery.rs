@@ -27,6 +27,8 @@ struct Seen {
     subscribes: HashMap<String, usize>,
     /// Tasks whose stream has ended with COMPLETED: listed so from then on.
     completed: std::collections::HashSet<String>,
+    /// Never answer for the second page of a listing.
+    hang_on_second_page: bool,
 }
 
 type Agent = Arc<Mutex<Seen>>;
@@ -43,6 +45,10 @@ async fn rpc(State(agent): State<Agent>, body: String) -> Response {
     let v: Value = serde_json::from_str(&body).unwrap();
     let reply = |result: Value| axum::Json(json!({"jsonrpc": "2.0", "id": v["id"], "result": result}));
     let params = &v["params"];
+    let later_page = v["method"] == "ListTasks" && params["pageToken"].as_str().is_some_and(|t| !t.is_empty());
+    if later_page && agent.lock().unwrap().hang_on_second_page {
+        return futures::future::pending().await;
+    }
     let mut seen = agent.lock().unwrap();
     match v["method"].as_str().unwrap_or_default() {
         "ListTasks" => {
@@ -88,8 +94,8 @@ async fn rpc(State(agent): State<Agent>, body: String) -> Response {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
+/// Starts the agent; returns its URL.
+async fn serve(agent: Agent) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let card = json!({
@@ -98,7 +104,6 @@ async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
         "capabilities": {"streaming": true},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
     });
-    let agent: Agent = Arc::default();
     let app = Router::new()
         .route(
             "/.well-known/agent-card.json",
@@ -108,22 +113,32 @@ async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
             }),
         )
         .route("/rpc", post(rpc))
-        .with_state(agent.clone());
+        .with_state(agent);
     tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
 
-    let mut spec = AgentSpec::new(&url);
+fn watch(url: &str, max_streams: usize) -> Watched {
+    let mut spec = AgentSpec::new(url);
     // Listings come often, so each queued task is named again by many of them.
     spec.poll_interval = Duration::from_millis(100);
     let (tx, events) = mpsc::channel(256);
     let opts = WatchOptions {
-        max_streams: 3,
+        max_streams,
         ..WatchOptions::default()
     };
-    let mut w = Watched {
-        store: Store::new([(None, url.clone())]),
+    Watched {
+        store: Store::new([(None, url.to_string())]),
         events,
         engine: Engine::start(vec![spec], opts, tx),
-    };
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
+    let agent: Agent = Arc::default();
+    let url = serve(agent.clone()).await;
+    let mut w = watch(&url, 3);
     w.until("every task completed", |s| {
         s.len() == TASKS && s.tasks().all(|t| t.class() == StateClass::Terminal)
     })
@@ -140,4 +155,17 @@ async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
     assert_eq!(seen.subscribes.len(), TASKS, "every task was watched");
     let twice: Vec<_> = seen.subscribes.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "subscribed more than once: {twice:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_page_reaches_the_store_before_the_next_page_comes() {
+    let agent: Agent = Arc::new(Mutex::new(Seen {
+        hang_on_second_page: true,
+        ..Seen::default()
+    }));
+    let url = serve(agent.clone()).await;
+    let mut w = watch(&url, 1);
+    w.until("the first page's tasks", |s| s.len() >= 100).await;
+    assert_eq!(w.store.len(), 100, "the first page, and nothing of the second");
+    w.engine.shutdown().await;
 }
