@@ -307,6 +307,9 @@ impl AgentWatcher {
                     listings += 1;
                     let req = self.list_request(if full { None } else { since });
                     let mut pages = client.pages(&req, self.opts.max_pages);
+                    // Taken as `since` only once every page is read: pages not read yet hold
+                    // older changes that the next listing must still ask for.
+                    let mut newest = since;
                     // Each page goes to the store as it comes: a listing of 100,000 tasks is never
                     // held whole.
                     let listed = loop {
@@ -321,7 +324,7 @@ impl AgentWatcher {
                         }
                         for task in tasks {
                             if let Some(ts) = task.status.timestamp {
-                                since = Some(since.map_or(ts, |s| s.max(ts)));
+                                newest = Some(newest.map_or(ts, |s| s.max(ts)));
                             }
                             let live = !task.status.state.is_terminal();
                             let id = task.id.clone();
@@ -335,6 +338,7 @@ impl AgentWatcher {
                     };
                     match listed {
                         Ok(cut) => {
+                            since = newest;
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }

@@ -29,6 +29,10 @@ struct Seen {
     completed: std::collections::HashSet<String>,
     /// Never answer for the second page of a listing.
     hang_on_second_page: bool,
+    /// Refuse the first request for a second page.
+    fail_second_page_once: bool,
+    /// Each ListTasks call's statusTimestampAfter, and whether it asked for a later page.
+    listings: Vec<(Option<String>, bool)>,
 }
 
 type Agent = Arc<Mutex<Seen>>;
@@ -51,7 +55,15 @@ async fn rpc(State(agent): State<Agent>, body: String) -> Response {
     }
     let mut seen = agent.lock().unwrap();
     match v["method"].as_str().unwrap_or_default() {
+        "ListTasks" if later_page && std::mem::take(&mut seen.fail_second_page_once) => {
+            seen.listings
+                .push((params["statusTimestampAfter"].as_str().map(str::to_string), true));
+            axum::Json(json!({"jsonrpc": "2.0", "id": v["id"], "error": {"code": -32603, "message": "busy"}}))
+                .into_response()
+        }
         "ListTasks" => {
+            let after = params["statusTimestampAfter"].as_str().map(str::to_string);
+            seen.listings.push((after, later_page));
             let size = params["pageSize"].as_u64();
             seen.page_sizes.push(size);
             let from: usize = params["pageToken"].as_str().and_then(|t| t.parse().ok()).unwrap_or(0);
@@ -168,4 +180,25 @@ async fn a_listing_page_reaches_the_store_before_the_next_page_comes() {
     w.until("the first page's tasks", |s| s.len() >= 100).await;
     assert_eq!(w.store.len(), 100, "the first page, and nothing of the second");
     w.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_that_fails_part_way_asks_again_for_everything_it_missed() {
+    let agent: Agent = Arc::new(Mutex::new(Seen {
+        fail_second_page_once: true,
+        ..Seen::default()
+    }));
+    let url = serve(agent.clone()).await;
+    let mut w = watch(&url, 1);
+    w.until("every task listed", |s| s.len() == TASKS).await;
+    w.engine.shutdown().await;
+    let seen = agent.lock().unwrap();
+    // The first listing read page 1, then failed; the next first page is the retry.
+    let retry = seen.listings.iter().skip(2).find(|(_, later)| !later);
+    assert_eq!(
+        retry.map(|(after, _)| after.clone()),
+        Some(None),
+        "the retry must not skip what the failed pages held: {:?}",
+        seen.listings
+    );
 }
