@@ -146,11 +146,16 @@ fn watch(url: &str, max_streams: usize) -> Watched {
     }
 }
 
+/// The agent, scripted by `seen`, and the engine watching it with `max_streams`.
+async fn start(seen: Seen, max_streams: usize) -> (Agent, Watched) {
+    let agent = Arc::new(Mutex::new(seen));
+    let url = serve(agent.clone()).await;
+    (agent, watch(&url, max_streams))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
-    let agent: Agent = Arc::default();
-    let url = serve(agent.clone()).await;
-    let mut w = watch(&url, 3);
+    let (agent, mut w) = start(Seen::default(), 3).await;
     w.until("every task completed", |s| {
         s.len() == TASKS && s.tasks().all(|t| t.class() == StateClass::Terminal)
     })
@@ -171,12 +176,14 @@ async fn tasks_over_the_cap_are_queued_once_and_all_watched_in_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_page_reaches_the_store_before_the_next_page_comes() {
-    let agent: Agent = Arc::new(Mutex::new(Seen {
-        hang_on_second_page: true,
-        ..Seen::default()
-    }));
-    let url = serve(agent.clone()).await;
-    let mut w = watch(&url, 1);
+    let (_agent, mut w) = start(
+        Seen {
+            hang_on_second_page: true,
+            ..Seen::default()
+        },
+        1,
+    )
+    .await;
     w.until("the first page's tasks", |s| s.len() >= 100).await;
     assert_eq!(w.store.len(), 100, "the first page, and nothing of the second");
     w.engine.shutdown().await;
@@ -184,12 +191,14 @@ async fn a_listing_page_reaches_the_store_before_the_next_page_comes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_that_fails_part_way_asks_again_for_everything_it_missed() {
-    let agent: Agent = Arc::new(Mutex::new(Seen {
-        fail_second_page_once: true,
-        ..Seen::default()
-    }));
-    let url = serve(agent.clone()).await;
-    let mut w = watch(&url, 1);
+    let (agent, mut w) = start(
+        Seen {
+            fail_second_page_once: true,
+            ..Seen::default()
+        },
+        1,
+    )
+    .await;
     w.until("every task listed", |s| s.len() == TASKS).await;
     w.engine.shutdown().await;
     let seen = agent.lock().unwrap();
