@@ -672,7 +672,13 @@ fn machine() -> String {
     let rev = command_line("git", &["-C", dir, "rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty = command_line("git", &["-C", dir, "status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|s| !s.is_empty());
-    let tree = format!("{rev}{}", if dirty { " with uncommitted changes" } else { "" });
+    let mut tree = format!("{rev}{}", if dirty { " with uncommitted changes" } else { "" });
+    if std::env::var_os("BENCH_BINARY").is_some() {
+        tree.push_str(&format!(
+            "; the a2a-watch binary measured is `BENCH_BINARY` = {}",
+            util::binary().display()
+        ));
+    }
     format!(
         "- CPU: {model}, {cores} cores available\n- Memory: {:.1} GiB\n- Kernel: Linux {}\n- {rustc}; bench profile \
 (release, optimized)\n- Tree: {tree}\n- Load average when the run began: {}\n- RLIMIT_NOFILE soft / hard of the harness: \

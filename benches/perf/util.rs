@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The real binary, built by cargo for this bench target.
+/// The real binary, built by cargo for this bench target; or `BENCH_BINARY`, another revision's
+/// build, so that figures before and after a change come from one machine in one sitting.
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_a2a-watch"))
+    std::env::var_os("BENCH_BINARY").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-watch")), PathBuf::from)
 }
 
 pub fn quick() -> bool {
