@@ -6,11 +6,15 @@
 #   scripts/bench.sh                    # everything (about 10 minutes on 2 cores)
 #   BENCH_QUICK=1 scripts/bench.sh      # smoke run: smaller sizes, shorter windows
 #   BENCH_ONLY="decode render" scripts/bench.sh   # a subset
+#   BENCH_ONLY="discovery e2e quiet" BENCH_QUICK=1 scripts/bench.sh   # issue 11's rows, the real binary
+#                                       # from outside (discovery at 10k-100k tasks, end to end against
+#                                       # curl and the Python SDK, memory of quiet tasks)
+#   BENCH_BINARY=/tmp/old/a2a-watch scripts/bench.sh   # measure another build of the binary (before/after)
 #   BENCH_PROFILE=0 scripts/bench.sh    # no callgrind section
 #   BENCH_REPORT=/tmp/b.md scripts/bench.sh       # write the report elsewhere
 #
-# Uses, when present: tmux and strace (idle), prlimit (scale), valgrind (profiles), and the
-# a2a-sdk 1.3.0 venv of tests/interop/python/setup.sh (the Python baseline of ingest).
+# Uses, when present: tmux and strace (idle), prlimit (scale), valgrind (profiles), curl (e2e), and
+# the a2a-sdk 1.3.0 venv of tests/interop/python/setup.sh (the Python baselines of ingest and e2e).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,11 +32,12 @@ missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v strace >/dev/null 2>&1 || missing+=(strace)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if ((${#missing[@]})) && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
     || warn "could not install ${missing[*]}"
 fi
-for tool in tmux strace prlimit valgrind; do
+for tool in tmux strace prlimit valgrind curl; do
   command -v "$tool" >/dev/null 2>&1 || warn "$tool not found: the parts that need it are skipped"
 done
 

@@ -257,25 +257,29 @@ pub fn python() -> Option<PathBuf> {
     py.is_file().then_some(py)
 }
 
-/// Baseline (b): `benches/perf/sdk_consume.py`, a2a-sdk 1.3.0's client on one asyncio loop.
-fn sdk(server: &LoadServer, tasks: usize) -> Option<Run> {
-    let py = python()?;
+/// `benches/perf/sdk_consume.py` (a2a-sdk 1.3.0's client on one asyncio loop) subscribed to the
+/// first `tasks` tasks of `url`, its one JSON line of results going to `stdout`.
+pub fn spawn_sdk(url: &str, tasks: usize, stdout: Stdio) -> Option<std::process::Child> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/perf/sdk_consume.py");
-    let server_cpu = cpu_seconds(server.pid());
-    let mut child = Command::new(py)
+    let mut child = Command::new(python()?)
         .arg(script)
-        .arg(server.url())
+        .arg(url)
         .arg("-")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .spawn()
         .ok()?;
-    {
-        let mut stdin = child.stdin.take()?;
-        for i in 0..tasks {
-            writeln!(stdin, "{}", task_id(0, i)).ok()?;
-        }
+    let mut stdin = child.stdin.take()?;
+    for i in 0..tasks {
+        writeln!(stdin, "{}", task_id(0, i)).ok()?;
     }
+    Some(child)
+}
+
+/// Baseline (b): `benches/perf/sdk_consume.py`, a2a-sdk 1.3.0's client on one asyncio loop.
+fn sdk(server: &LoadServer, tasks: usize) -> Option<Run> {
+    let server_cpu = cpu_seconds(server.pid());
+    let child = spawn_sdk(server.url(), tasks, Stdio::piped())?;
     let out = child.wait_with_output().ok()?;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
     // The script's CPU is its own; ours is not involved.

@@ -16,7 +16,7 @@ use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::io;
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,6 +54,12 @@ pub struct LoadConfig {
     pub port: u16,
     /// Interval of `: keep-alive` comments on streams with nothing to send (sse-starlette's 15 s).
     pub keep_alive: Duration,
+    /// Messages in each task's history (a user request, then agent replies), served where the
+    /// request's historyLength allows (spec section 3.2.4: 0 = none).
+    pub history: usize,
+    /// ListTasks shows no task until `GET /_load/reveal`, so a harness can measure the same
+    /// client process idle and then with every task.
+    pub hidden: bool,
 }
 
 impl Default for LoadConfig {
@@ -68,6 +74,8 @@ impl Default for LoadConfig {
             hold: false,
             port: 0,
             keep_alive: Duration::from_secs(15),
+            history: 0,
+            hidden: false,
         }
     }
 }
@@ -121,7 +129,16 @@ struct LoadAgent {
     /// One chunk's text (every chunk has the same).
     chunk_text: String,
     stats: Counters,
+    hidden: AtomicBool,
+    /// Bumped whenever a task's status time moves, so ListTasks can keep its order between pages.
+    generation: AtomicU64,
+    /// The listing order (newest status first, then id) as of `generation`: sorting every task
+    /// again for each page of 100 would cost the shared machine more than the client under test.
+    order: Mutex<(u64, Arc<Order>)>,
 }
+
+/// Tasks as (status time in nanoseconds, index), in listing order.
+type Order = Vec<(i128, usize)>;
 
 /// One step of a task's script.
 enum Step {
@@ -163,11 +180,33 @@ impl LoadAgent {
         }
     }
 
-    /// The task as JSON text: status with its message, and the artifact so far when asked.
-    fn task_json(&self, index: usize, p: &Progress, artifacts: bool, out: &mut String) {
+    /// The task as JSON text: status with its message, the artifact so far when asked, and the
+    /// last `history` messages of its history.
+    fn task_json(&self, index: usize, p: &Progress, artifacts: bool, history: Option<usize>, out: &mut String) {
         let id = &self.slots[index].id;
         let _ = write!(out, r#"{{"id":"{id}","contextId":"{}","status":"#, self.context);
         self.status_json(index, p, out);
+        let messages = self.config.history;
+        let shown = history.unwrap_or(messages).min(messages);
+        if shown > 0 {
+            out.push_str(r#","history":["#);
+            for n in messages - shown..messages {
+                if n > messages - shown {
+                    out.push(',');
+                }
+                let (role, text) = match n {
+                    0 => ("ROLE_USER", "please look into this"),
+                    _ => ("ROLE_AGENT", "working on it, one moment"),
+                };
+                let _ = write!(
+                    out,
+                    r#"{{"messageId":"{}","contextId":"{}","taskId":"{id}","role":"{role}","parts":[{{"text":"{text}"}}]}}"#,
+                    message_id(self.index, index, 0x8000_0000 + n),
+                    self.context,
+                );
+            }
+            out.push(']');
+        }
         if artifacts && p.chunks > 0 {
             out.push_str(r#","artifacts":[{"artifactId":"result","name":"result.txt","parts":[{"text":""#);
             for _ in 0..p.chunks {
@@ -203,6 +242,7 @@ impl LoadAgent {
             Step::Status(n) => {
                 p.statuses = n + 1;
                 p.at = at;
+                self.generation.fetch_add(1, Ordering::Relaxed);
                 let _ = write!(
                     out,
                     r#"{{"statusUpdate":{{"taskId":"{task_id}","contextId":"{}","status":"#,
@@ -293,7 +333,7 @@ fn subscription(agent: Arc<LoadAgent>, index: usize, rpc_id: String) -> Response
             st.snapshot_sent = true;
             let p = *agent.slots[st.index].progress.lock().unwrap_or_else(|e| e.into_inner());
             let _ = write!(out, r#"data: {{"id":{},"jsonrpc":"2.0","result":{{"task":"#, st.rpc_id);
-            agent.task_json(st.index, &p, true, &mut out);
+            agent.task_json(st.index, &p, true, None, &mut out);
             out.push_str("}}\n\n");
             return Some((Ok::<_, Infallible>(Bytes::from(out)), st));
         }
@@ -371,7 +411,7 @@ async fn handle(State(agent): State<Arc<LoadAgent>>, body: Bytes) -> Response {
             };
             let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
             let mut out = String::new();
-            agent.task_json(index, &p, true, &mut out);
+            agent.task_json(index, &p, true, history_length(&params), &mut out);
             rpc_result(&id, &out)
         }
         "ListTasks" => {
@@ -382,6 +422,40 @@ async fn handle(State(agent): State<Arc<LoadAgent>>, body: Bytes) -> Response {
             }
         }
         other => rpc_error(&id, -32601, &format!("Method not found: {other}")),
+    }
+}
+
+/// A request's historyLength (spec section 3.2.4): `None` when unset (the server's default, all).
+fn history_length(params: &Value) -> Option<usize> {
+    params
+        .get("historyLength")
+        .and_then(Value::as_u64)
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+impl LoadAgent {
+    /// Every task as (status time in nanoseconds, index), newest first, then by id descending:
+    /// sorted again only when a status time moved since the last listing.
+    fn listing_order(&self) -> Arc<Order> {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let mut cached = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        if cached.0 != generation || cached.1.len() != self.slots.len() {
+            let mut rows: Order = self
+                .slots
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    (
+                        s.progress.lock().unwrap_or_else(|e| e.into_inner()).at.as_nanosecond(),
+                        i,
+                    )
+                })
+                .collect();
+            let slots = &self.slots;
+            rows.sort_by(|a, b| (b.0, slots[b.1].id.as_str()).cmp(&(a.0, slots[a.1].id.as_str())));
+            *cached = (generation, Arc::new(rows));
+        }
+        cached.1.clone()
     }
 }
 
@@ -396,25 +470,20 @@ fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
         .and_then(Value::as_str)
         .and_then(parse_timestamp);
     let artifacts = params.get("includeArtifacts").and_then(Value::as_bool).unwrap_or(false);
+    let history = history_length(params);
     let context_ok = params
         .get("contextId")
         .and_then(Value::as_str)
         .is_none_or(|c| c == agent.context);
-    let mut rows: Vec<(i128, usize, Progress)> = if context_ok {
-        agent
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let p = *s.progress.lock().unwrap_or_else(|e| e.into_inner());
-                after.is_none_or(|a| p.at >= a).then_some((p.at.as_nanosecond(), i, p))
-            })
-            .collect()
-    } else {
-        Vec::new()
+    let order = agent.listing_order();
+    let shown = !agent.hidden.load(Ordering::Relaxed) && context_ok;
+    // Newest first, so the tasks at or after `after` are a prefix.
+    let rows: &[(i128, usize)] = match (shown, after) {
+        (false, _) => &[],
+        (true, None) => &order,
+        (true, Some(a)) => &order[..order.partition_point(|r| r.0 >= a.as_nanosecond())],
     };
     let slots = &agent.slots;
-    rows.sort_by(|a, b| (b.0, slots[b.1].id.as_str()).cmp(&(a.0, slots[a.1].id.as_str())));
     let start = match params
         .get("pageToken")
         .and_then(Value::as_str)
@@ -436,11 +505,12 @@ fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
         _ => String::new(),
     };
     let mut out = String::from(r#"{"tasks":["#);
-    for (n, (_, index, p)) in served.iter().enumerate() {
+    for (n, (_, index)) in served.iter().enumerate() {
         if n > 0 {
             out.push(',');
         }
-        agent.task_json(*index, p, artifacts, &mut out);
+        let p = *slots[*index].progress.lock().unwrap_or_else(|e| e.into_inner());
+        agent.task_json(*index, &p, artifacts, history, &mut out);
     }
     let _ = write!(
         out,
@@ -448,6 +518,12 @@ fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
         rows.len()
     );
     Ok(out)
+}
+
+/// `GET /_load/reveal`: the tasks of a `hidden` agent appear in its listings from now on.
+async fn reveal(State(agent): State<Arc<LoadAgent>>) -> Json<Value> {
+    agent.hidden.store(false, Ordering::Relaxed);
+    Json(json!({ "tasks": agent.slots.len() }))
 }
 
 async fn stats(State(agent): State<Arc<LoadAgent>>) -> Json<Value> {
@@ -537,6 +613,9 @@ fn build(index: usize, url: &str, config: &LoadConfig, start: Timestamp) -> Load
         slots,
         chunk_text: chunk_text(chunk),
         stats: Counters::default(),
+        hidden: AtomicBool::new(config.hidden),
+        generation: AtomicU64::new(0),
+        order: Mutex::new((u64::MAX, Arc::new(Vec::new()))),
         config: config.clone(),
     };
     if config.events == 0 && config.artifact_chunks == 0 && !config.hold {
@@ -555,7 +634,7 @@ pub fn scripts(config: &LoadConfig) -> Vec<String> {
             let mut out = String::new();
             let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
             out.push_str(r#"data: {"id":1,"jsonrpc":"2.0","result":{"task":"#);
-            agent.task_json(index, &p, true, &mut out);
+            agent.task_json(index, &p, true, None, &mut out);
             out.push_str("}}\n\n");
             while agent.step(index, "1", Timestamp::now(), &mut out) {}
             out
@@ -589,6 +668,7 @@ pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
             )
             .route("/", post(handle))
             .route("/_load/stats", get(stats))
+            .route("/_load/reveal", get(reveal))
             .with_state(agent);
         urls.push(url);
         servers.push(tokio::spawn(async move { axum::serve(listener, app).await }));
@@ -636,7 +716,7 @@ mod tests {
         assert_eq!(last.task_id, task_id(0, 1));
         let mut task = String::new();
         let p = *a.slots[1].progress.lock().unwrap();
-        a.task_json(1, &p, true, &mut task);
+        a.task_json(1, &p, true, None, &mut task);
         let task: a2a_watch::a2a::Task = serde_json::from_str(&task).unwrap();
         assert_eq!(task.artifacts[0].text().len(), 30);
         assert_eq!(a.find(&task_id(0, 1)), Some(1));
@@ -669,6 +749,42 @@ mod tests {
         let after: a2a_watch::a2a::ListTasksResponse =
             serde_json::from_str(&list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap()).unwrap();
         assert!(after.tasks.len() < 5);
+    }
+
+    fn listed(a: &LoadAgent, params: Value) -> a2a_watch::a2a::ListTasksResponse {
+        serde_json::from_str(&list(a, &params).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_hidden_agent_lists_nothing_until_revealed_and_history_follows_history_length() {
+        let a = agent(LoadConfig {
+            tasks: 3,
+            events: 2,
+            history: 3,
+            hidden: true,
+            ..LoadConfig::default()
+        });
+        assert_eq!(listed(&a, json!({})).tasks.len(), 0);
+        a.hidden.store(false, Ordering::Relaxed);
+        let all = listed(&a, json!({}));
+        assert_eq!(all.tasks.len(), 3);
+        assert_eq!(all.tasks[0].history.len(), 3, "unset historyLength: the whole history");
+        assert_eq!(all.tasks[0].history[0].role, a2a_watch::a2a::Role::User);
+        assert!(listed(&a, json!({"historyLength": 0})).tasks[0].history.is_empty());
+        let last = listed(&a, json!({"historyLength": 1}));
+        assert_eq!(last.tasks[0].history.len(), 1);
+        assert_eq!(last.tasks[0].history[0].role, a2a_watch::a2a::Role::Agent);
+        // A task that moves comes first in the next listing, however the order was cached.
+        let oldest = task_id(0, 0);
+        assert_eq!(all.tasks[2].id, oldest);
+        let mut out = String::new();
+        let later = Timestamp::now()
+            .checked_add(jiff::SignedDuration::from_secs(60))
+            .unwrap();
+        assert!(a.step(0, "1", later, &mut out));
+        assert_eq!(listed(&a, json!({})).tasks[0].id, oldest);
+        let since = listed(&a, json!({"statusTimestampAfter": later.to_string()}));
+        assert_eq!(since.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(), [oldest]);
     }
 
     #[tokio::test]

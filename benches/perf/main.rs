@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo bench --bench perf -- [decode] [ingest] [render] [memory] [idle] [latency] [scale]
+//!                             [discovery] [e2e] [quiet]
 //!                             [--report FILE]       (default: all, report to stdout)
 //!                             [--profile]           (append callgrind profiles of the worst ratios)
 //! cargo bench --bench perf -- profile decode|apply-log|render-steady|render-event|ingest
@@ -11,11 +12,14 @@
 //! `BENCH_QUICK=1` shrinks every benchmark to a smoke run. Benchmarks report; they never fail.
 
 mod decode;
+mod discovery;
+mod e2e;
 mod idle;
 mod ingest;
 mod latency;
 mod load;
 mod memory;
+mod quiet;
 mod render;
 mod scale;
 mod util;
@@ -88,7 +92,18 @@ mod alloc {
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
 
-const ALL: [&str; 7] = ["decode", "ingest", "render", "memory", "idle", "latency", "scale"];
+const ALL: [&str; 10] = [
+    "decode",
+    "ingest",
+    "render",
+    "memory",
+    "idle",
+    "latency",
+    "scale",
+    "discovery",
+    "e2e",
+    "quiet",
+];
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
@@ -125,6 +140,9 @@ fn main() {
             "idle" => idle::run(),
             "latency" => latency::run(),
             "scale" => scale::run(),
+            "discovery" => discovery::run(),
+            "e2e" => e2e::run(),
+            "quiet" => quiet::run(),
             _ => unreachable!(),
         };
         say(format!(
@@ -178,6 +196,12 @@ struct LoadArgs {
     /// Seconds between keep-alive comments on quiet streams.
     #[arg(long, default_value_t = 15.0)]
     keep_alive: f64,
+    /// Messages in each task's history.
+    #[arg(long, default_value_t = 0)]
+    history: usize,
+    /// List no task until `GET /_load/reveal`.
+    #[arg(long)]
+    hidden: bool,
 }
 
 /// `serve-load`: starts the load agents on loopback, prints one JSON line with their URLs once
@@ -203,6 +227,8 @@ fn serve_load(args: &[String]) {
         hold: a.hold,
         port: a.port,
         keep_alive: std::time::Duration::from_secs_f64(a.keep_alive),
+        history: a.history,
+        hidden: a.hidden,
     };
     // The scale benchmark holds thousands of streams open against it.
     a2a_watch::cli::raise_open_file_limit();
@@ -646,7 +672,13 @@ fn machine() -> String {
     let rev = command_line("git", &["-C", dir, "rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "?".into());
     let dirty = command_line("git", &["-C", dir, "status", "--porcelain", "--untracked-files=no"])
         .is_some_and(|s| !s.is_empty());
-    let tree = format!("{rev}{}", if dirty { " with uncommitted changes" } else { "" });
+    let mut tree = format!("{rev}{}", if dirty { " with uncommitted changes" } else { "" });
+    if std::env::var_os("BENCH_BINARY").is_some() {
+        tree.push_str(&format!(
+            "; the a2a-watch binary measured is `BENCH_BINARY` = {}",
+            util::binary().display()
+        ));
+    }
     format!(
         "- CPU: {model}, {cores} cores available\n- Memory: {:.1} GiB\n- Kernel: Linux {}\n- {rustc}; bench profile \
 (release, optimized)\n- Tree: {tree}\n- Load average when the run began: {}\n- RLIMIT_NOFILE soft / hard of the harness: \
@@ -690,8 +722,9 @@ the same run, side by side. Benchmarks report; nothing here fails CI.\n\n",
         .collect();
     out.push_str(&table(&["benchmark", "target", "result", "verdict"], &rows));
     let missed = sections.iter().filter(|s| s.verdict == Verdict::Missed).count();
+    let no_data = sections.iter().filter(|s| s.verdict == Verdict::NoData).count();
     out.push_str(&format!(
-        "\n{missed} of {} targets missed in this run.\n",
+        "\n{missed} of {} targets missed in this run; {no_data} without data.\n",
         sections.len()
     ));
     for s in sections {

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The real binary, built by cargo for this bench target.
+/// The real binary, built by cargo for this bench target; or `BENCH_BINARY`, another revision's
+/// build, so that figures before and after a change come from one machine in one sitting.
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_a2a-watch"))
+    std::env::var_os("BENCH_BINARY").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a-watch")), PathBuf::from)
 }
 
 pub fn quick() -> bool {
@@ -39,6 +40,11 @@ pub struct LoadServer {
 }
 
 impl LoadServer {
+    /// `serve-load` with its flags in one string, split at spaces.
+    pub fn with(flags: &str) -> LoadServer {
+        LoadServer::start(&flags.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+    }
+
     pub fn start(args: &[String]) -> LoadServer {
         let mut child = Command::new(std::env::current_exe().expect("the bench binary knows its path"))
             .arg("serve-load")
@@ -356,6 +362,8 @@ pub enum Verdict {
     Missed,
     /// No target, or it could not be measured here.
     Info,
+    /// The measurement failed (no samples, a dead process, an error): nothing to judge.
+    NoData,
 }
 
 impl Verdict {
@@ -364,6 +372,7 @@ impl Verdict {
             Verdict::Met => "met",
             Verdict::Missed => "**missed**",
             Verdict::Info => "n/a",
+            Verdict::NoData => "no data",
         }
     }
 
@@ -382,4 +391,118 @@ pub struct Section {
     pub verdict: Verdict,
     /// Markdown: how it was measured, the figures, and what they mean.
     pub body: String,
+}
+
+// ---- the real binary, measured from outside ----
+
+/// The distinct tasks the binary's NDJSON has named so far (agents' task ids are distinct in the
+/// load agent), and when the count first reached the goal, with the process's CPU seconds then.
+#[derive(Debug, Default)]
+pub struct Printed {
+    pub tasks: std::collections::HashSet<String>,
+    pub lines: u64,
+    pub errors: u64,
+    /// (wall seconds since start, CPU seconds of the process) when every task had a line.
+    pub reached: Option<(f64, f64)>,
+    /// The output ended: the process exited or closed stdout.
+    pub ended: bool,
+}
+
+/// Reads the binary's stdout on a thread of its own, counting what `Printed` counts.
+pub struct TaskLines(std::sync::Arc<std::sync::Mutex<Printed>>);
+
+impl TaskLines {
+    pub fn spawn(out: ChildStdout, pid: u32, goal: usize, start: Instant) -> TaskLines {
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(Printed::default()));
+        let seen = shared.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                // A substring search rather than a JSON parse: the harness shares the two cores.
+                let task = line
+                    .split_once(r#""task":""#)
+                    .and_then(|(_, rest)| rest.split_once('"'))
+                    .map(|(id, _)| id.to_string());
+                let mut p = seen.lock().unwrap_or_else(|e| e.into_inner());
+                p.lines += 1;
+                if line.contains(r#""event":"error""#) {
+                    p.errors += 1;
+                }
+                if let Some(task) = task {
+                    p.tasks.insert(task);
+                    if p.tasks.len() >= goal && p.reached.is_none() {
+                        p.reached = Some((start.elapsed().as_secs_f64(), process_cpu_seconds(pid)));
+                    }
+                }
+            }
+            seen.lock().unwrap_or_else(|e| e.into_inner()).ended = true;
+        });
+        TaskLines(shared)
+    }
+
+    /// Waits until every task has a line, the output ends, or `timeout`; true if every task did.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let until = Instant::now() + timeout;
+        loop {
+            {
+                let p = self.0.lock().unwrap_or_else(|e| e.into_inner());
+                if p.reached.is_some() {
+                    return true;
+                }
+                if p.ended || Instant::now() >= until {
+                    return false;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn get<T>(&self, f: impl FnOnce(&Printed) -> T) -> T {
+        f(&self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// CPU seconds of a running process: the finer of the per-thread nanosecond counters and the
+/// whole process's 10 ms ticks (which also count threads that have exited).
+pub fn process_cpu_seconds(pid: u32) -> f64 {
+    cpu_seconds(pid).max(thread_cpu_seconds(pid).unwrap_or(0.0))
+}
+
+/// How a child process that was waited for ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Exited {
+    pub wall: f64,
+    /// User + system CPU seconds (getrusage of the child).
+    pub cpu: f64,
+    pub success: bool,
+}
+
+/// Waits for `child` with wait4(2), which returns its CPU time as well; kills it after
+/// `timeout` (None then). `start` is when it was spawned.
+pub fn wait_measured(child: &mut Child, start: Instant, timeout: Duration) -> Option<Exited> {
+    let pid = i32::try_from(child.id()).ok()?;
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child, with pointers to live locals.
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+            return Some(Exited {
+                wall: start.elapsed().as_secs_f64(),
+                cpu: secs(usage.ru_utime) + secs(usage.ru_stime),
+                success: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            });
+        }
+        if got < 0 {
+            return None;
+        }
+        if start.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -34,6 +34,44 @@ pub struct Listing {
     pub cut: bool,
 }
 
+/// The pages of one listing (`Client::pages`).
+pub struct Pages<'a> {
+    client: &'a Client,
+    /// The request for the next page; None once the last was read.
+    next: Option<ListTasksRequest>,
+    left: usize,
+    seen: std::collections::HashSet<String>,
+    tokens: std::collections::HashSet<String>,
+    /// More pages were offered than the listing reads.
+    pub cut: bool,
+}
+
+impl Pages<'_> {
+    /// The next page's tasks not seen on an earlier page; None after the last page.
+    pub async fn next(&mut self) -> Result<Option<Vec<Task>>> {
+        let Some(request) = self.next.take() else {
+            return Ok(None);
+        };
+        if self.left == 0 {
+            self.cut = true;
+            return Ok(None);
+        }
+        self.left -= 1;
+        let resp = self.client.list_tasks(&request).await?;
+        // A server that hands back a token it gave before would page forever.
+        if !resp.next_page_token.is_empty() && self.tokens.insert(resp.next_page_token.clone()) {
+            self.next = Some(ListTasksRequest {
+                page_token: Some(resp.next_page_token),
+                ..request
+            });
+        }
+        let seen = &mut self.seen;
+        Ok(Some(
+            resp.tasks.into_iter().filter(|t| seen.insert(t.id.clone())).collect(),
+        ))
+    }
+}
+
 /// A stream of events; `None` means the server closed it, which says nothing about the task.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse>> + Send>>;
 
@@ -346,20 +384,25 @@ impl Client {
     /// between pages (docs/protocol-notes.md, "ListTasks"), so ids are de-duplicated, keeping the
     /// first (newest) copy.
     pub async fn list_pages(&self, req: &ListTasksRequest, max_pages: usize) -> Result<Listing> {
-        let mut seen = std::collections::HashSet::new();
+        let mut pages = self.pages(req, max_pages);
         let mut tasks = Vec::new();
-        let mut page = req.clone();
-        let mut tokens = std::collections::HashSet::new();
-        for _ in 0..max_pages {
-            let resp = self.list_tasks(&page).await?;
-            tasks.extend(resp.tasks.into_iter().filter(|t| seen.insert(t.id.clone())));
-            // A server that hands back a token it gave before would page forever.
-            if resp.next_page_token.is_empty() || !tokens.insert(resp.next_page_token.clone()) {
-                return Ok(Listing { tasks, cut: false });
-            }
-            page.page_token = Some(resp.next_page_token);
+        while let Some(page) = pages.next().await? {
+            tasks.extend(page);
         }
-        Ok(Listing { tasks, cut: true })
+        Ok(Listing { tasks, cut: pages.cut })
+    }
+
+    /// `list_pages` a page at a time, so a caller need not hold every task at once (a watcher of
+    /// 100,000 tasks would otherwise keep them all until the last page came).
+    pub fn pages(&self, req: &ListTasksRequest, max_pages: usize) -> Pages<'_> {
+        Pages {
+            client: self,
+            next: Some(req.clone()),
+            left: max_pages,
+            seen: std::collections::HashSet::new(),
+            tokens: std::collections::HashSet::new(),
+            cut: false,
+        }
     }
 
     pub async fn cancel_task(&self, id: &str) -> Result<Task> {

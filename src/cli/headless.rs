@@ -6,7 +6,7 @@ use tokio::sync::mpsc;
 
 use std::collections::HashMap;
 
-use crate::a2a::{StateClass, StreamResponse, TaskState};
+use crate::a2a::{StreamResponse, TaskState};
 use crate::event::Event;
 use crate::ndjson::{self, EventLine, TaskLine};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
@@ -72,14 +72,12 @@ fn event_kind(ev: &Event) -> &'static str {
 fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     match until {
         None => false,
-        Some(Until::Interrupted) => store.tasks().any(|t| t.class() == StateClass::Interrupted),
+        // Both asked after every event: the store keeps them, so neither looks at every task.
+        Some(Until::Interrupted) => store.any_interrupted(),
         Some(Until::AllTerminal) => {
             let connected = store.agents.iter().all(|a| a.info.is_some());
             // A task the agent does not know will not move again: it counts as ended.
-            connected
-                && !store.is_empty()
-                && given.iter().all(|k| store.task(k).is_some())
-                && store.tasks().all(|t| t.class() == StateClass::Terminal || t.not_found)
+            connected && given.iter().all(|k| store.task(k).is_some()) && store.all_settled()
         }
     }
 }

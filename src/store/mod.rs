@@ -224,13 +224,17 @@ fn merge_metadata(held: &mut Metadata, incoming: Metadata, limit: usize) -> usiz
 pub struct Store {
     pub agents: Vec<AgentEntry>,
     /// Per agent, by task id: looked up by `&str`, so an event costs no allocation to find its task.
-    tasks: Vec<HashMap<Arc<str>, TaskEntry>>,
+    /// Boxed, so the table's empty slots and its copies while it grows cost a pointer rather than
+    /// a whole entry (over 500 bytes) each: at 100,000 tasks that is tens of MiB.
+    tasks: Vec<HashMap<Arc<str>, Box<TaskEntry>>>,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
     waiting: BTreeSet<(Timestamp, TaskKey)>,
     /// The AUTH_REQUIRED ones among them: the approvals pane.
     approvals: BTreeSet<(Timestamp, TaskKey)>,
+    /// Tasks that may still move: not terminal, and not disowned by their agent (`settled`).
+    unsettled: usize,
     /// What became of the actions the user took, by id.
     actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
     /// Tasks changed since the views last looked, so they move only those.
@@ -260,11 +264,11 @@ impl Store {
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {
-        self.tasks.get(key.agent)?.get(&*key.id)
+        self.tasks.get(key.agent)?.get(&*key.id).map(|t| &**t)
     }
 
     pub fn tasks(&self) -> impl Iterator<Item = &TaskEntry> {
-        self.tasks.iter().flat_map(HashMap::values)
+        self.tasks.iter().flat_map(HashMap::values).map(|t| &**t)
     }
 
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
@@ -313,6 +317,39 @@ impl Store {
     /// looked up, so a pane of five costs five lookups whatever the number waiting.
     pub fn approvals_from(&self, first: usize) -> impl Iterator<Item = &TaskEntry> {
         self.approvals.iter().skip(first).filter_map(|(_, key)| self.task(key))
+    }
+
+    /// Whether some task waits on a person, without looking at every task.
+    pub fn any_interrupted(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Whether there are tasks and every one is terminal or unknown to its agent (which will
+    /// not move again), without looking at every task.
+    pub fn all_settled(&self) -> bool {
+        !self.is_empty() && self.unsettled == 0
+    }
+
+    fn settled(&self, agent: AgentId, id: &str) -> Option<bool> {
+        let t = self.tasks.get(agent)?.get(id)?;
+        Some(t.class() == StateClass::Terminal || t.not_found)
+    }
+
+    /// Keeps `unsettled` after an event on a task that was `before` it.
+    fn recount_settled(&mut self, change: &Change, before: Option<Before>) {
+        let (was, now) = match (before, change) {
+            (Some(Before::Known(was)), Change::Task(key) | Change::State(key)) => {
+                (Some(was), self.settled(key.agent, &key.id))
+            }
+            // An event can add a task and still report nothing (an empty artifact chunk).
+            (Some(Before::New(agent, id)), _) => (None, self.settled(agent, &id)),
+            _ => return,
+        };
+        match (was, now) {
+            (None | Some(true), Some(false)) => self.unsettled += 1,
+            (Some(false), Some(true)) => self.unsettled -= 1,
+            _ => {}
+        }
     }
 
     /// A task's state and since when, before an event: what `reindex` compares against.
@@ -379,7 +416,27 @@ impl Store {
     }
 
     pub fn apply(&mut self, event: Event) -> Change {
-        let change = match event {
+        // Only these create a task, move its state or mark it unknown to its agent.
+        let target = match &event {
+            Event::Snapshot { agent, task, .. } => Some((*agent, task.id.as_str())),
+            Event::Update { agent, event, .. } => event.task_id().map(|id| (*agent, id)),
+            Event::NotFound { agent, task, .. } => Some((*agent, task.as_str())),
+            _ => None,
+        };
+        let settled_before = target.map(|(agent, id)| match self.settled(agent, id) {
+            Some(settled) => Before::Known(settled),
+            None => Before::New(agent, id.to_string()),
+        });
+        let change = self.apply_event(event);
+        self.recount_settled(&change, settled_before);
+        if change != Change::Nothing {
+            self.note(&change);
+        }
+        change
+    }
+
+    fn apply_event(&mut self, event: Event) -> Change {
+        match event {
             Event::Info { agent, info } => match self.agents.get_mut(agent) {
                 Some(a) if a.info.as_ref() != Some(&info) => {
                     // A new name can reorder the by-agent view.
@@ -469,11 +526,7 @@ impl Store {
                 self.actions.insert(action, (agent, outcome));
                 Change::Action(action)
             }
-        };
-        if change != Change::Nothing {
-            self.note(&change);
         }
-        change
     }
 
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
@@ -505,7 +558,7 @@ impl Store {
                 quiet_since: None,
                 cut: Cut::default(),
             };
-            map.insert(key.id, entry);
+            map.insert(key.id, Box::new(entry));
         }
         let entry = map.get_mut(id).expect("inserted above");
         if entry.context.is_empty() && !context.is_empty() {
@@ -535,6 +588,8 @@ impl Store {
             let cut = history.len().saturating_sub(limits.history);
             history.drain(..cut);
             if history != entry.history {
+                history.iter_mut().for_each(compact);
+                history.shrink_to_fit();
                 entry.history = history;
                 changed = true;
             }
@@ -563,7 +618,10 @@ impl Store {
             StreamResponse::Task(task) => {
                 let id = task.id.clone();
                 let change = self.apply_snapshot(agent, task, seen);
-                let heard = self.tasks[agent].get_mut(id.as_str()).is_some_and(heard);
+                let heard = self.tasks[agent]
+                    .get_mut(id.as_str())
+                    .map(|t| &mut **t)
+                    .is_some_and(heard);
                 match change {
                     Change::Nothing if heard => Change::Task(TaskKey { agent, id: id.into() }),
                     change => change,
@@ -635,6 +693,8 @@ impl Store {
                         Change::Nothing
                     };
                 }
+                let mut m = m;
+                compact(&mut m);
                 entry.history.push(m);
                 let cut = entry.history.len().saturating_sub(limits.history);
                 entry.history.drain(..cut);
@@ -645,6 +705,13 @@ impl Store {
     }
 }
 
+/// Whether a task was settled before an event, for `Store::recount_settled`.
+enum Before {
+    Known(bool),
+    /// Not held yet: the id, to look for it afterwards.
+    New(AgentId, String),
+}
+
 /// Clears the task's warning and not-found mark: the agent just told us about it. True if
 /// there was one.
 fn recovered(entry: &mut TaskEntry) -> bool {
@@ -652,6 +719,12 @@ fn recovered(entry: &mut TaskEntry) -> bool {
     entry.error = None;
     entry.not_found = false;
     had
+}
+
+/// Gives back what decoding reserved and nothing will use: a list decoded from JSON grows to
+/// room for four parts for the one a status message usually has (over 300 bytes a task).
+fn compact(message: &mut Message) {
+    message.parts.shrink_to_fit();
 }
 
 /// A stream event ends a quiet spell. True if there was one.
@@ -696,6 +769,10 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     }
     let last = entry.timeline.back();
     if last.is_none_or(|l| l.state != status.state || l.text != text) {
+        // Most tasks are seen in one state or two: room for one, not the four a first push takes.
+        if entry.timeline.capacity() == 0 {
+            entry.timeline.reserve_exact(1);
+        }
         entry.timeline.push_back(Transition {
             state: status.state.clone(),
             at,
@@ -707,6 +784,9 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         }
     }
     entry.status = status;
+    if let Some(m) = &mut entry.status.message {
+        compact(m);
+    }
     entry.updated = at.max(entry.updated);
     if state_moved && entry.state().is_terminal() {
         entry.error = None;

@@ -617,3 +617,56 @@ fn a_quiet_stream_shows_until_the_next_event() {
     s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
     assert_eq!(s.task(&key(0, "t1")).unwrap().quiet_since, None);
 }
+
+/// What `all_settled` and `any_interrupted` stand for, by looking at every task.
+fn settled_by_scan(s: &Store) -> (bool, bool) {
+    (
+        !s.is_empty() && s.tasks().all(|t| t.class() == StateClass::Terminal || t.not_found),
+        s.tasks().any(|t| t.class() == StateClass::Interrupted),
+    )
+}
+
+#[test]
+fn settled_and_interrupted_are_kept_as_tasks_move() {
+    let mut s = store();
+    assert!(!s.all_settled(), "no task yet");
+    let not_found = |task: &str, at| Event::NotFound {
+        agent: 0,
+        task: task.into(),
+        message: "no such task".into(),
+        seen: ts(at),
+    };
+    let events = vec![
+        snapshot(0, "t1", "TASK_STATE_WORKING", "", 0),
+        status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 1),
+        // The same terminal status again, and an older snapshot: nothing moves.
+        status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 1),
+        snapshot(0, "t1", "TASK_STATE_WORKING", "", 0),
+        not_found("t2", 2),
+        not_found("t2", 2),
+        // The agent knows t2 after all: it may move again.
+        snapshot(0, "t2", "TASK_STATE_INPUT_REQUIRED", "which one?", 3),
+        status_update(0, "t2", "TASK_STATE_FAILED", "", 4),
+        // A chunk for a task never seen adds it, unsettled, even when it changes nothing.
+        update(
+            1,
+            json!({"artifactUpdate": {"taskId": "t3", "contextId": "ctx",
+                "artifact": {"artifactId": "a", "parts": []}, "append": true}}),
+            5,
+        ),
+        status_update(1, "t3", "TASK_STATE_AUTH_REQUIRED", "", 6),
+        status_update(1, "t3", "TASK_STATE_CANCELED", "", 7),
+        not_found("t4", 8),
+        status_update(1, "t5", "TASK_STATE_WORKING", "", 9),
+        status_update(1, "t5", "TASK_STATE_REJECTED", "", 10),
+    ];
+    let mut seen = Vec::new();
+    for (n, ev) in events.into_iter().enumerate() {
+        s.apply(ev);
+        let kept = (s.all_settled(), s.any_interrupted());
+        assert_eq!(kept, settled_by_scan(&s), "after event {n}");
+        seen.push(kept);
+    }
+    assert!(seen.contains(&(true, false)) && seen.contains(&(false, true)) && seen.contains(&(false, false)));
+    assert!(s.all_settled());
+}

@@ -13,7 +13,6 @@ use tokio::task::JoinSet;
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
-use crate::a2a::client::Listing;
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
 use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
 
@@ -39,7 +38,8 @@ pub(crate) struct AgentWatcher {
 /// What the agent's loop keeps between listings.
 struct Watched {
     live: HashSet<String>,
-    queued: VecDeque<String>,
+    /// Tasks waiting for a free stream slot, first come first served.
+    queued: Queue,
     watchers: JoinSet<Ended>,
     /// Tasks whose subscription hung before its headers: their slot is free, and they are
     /// watched again after a backoff (the listing follows them meanwhile).
@@ -53,6 +53,34 @@ struct Watched {
     last_refresh: Option<tokio::time::Instant>,
     /// What the last refresh failed with: the row says so rather than the 401 it follows.
     refresh_failed: Option<Health>,
+}
+
+/// Tasks waiting for a stream, in order, with a set beside the order so that asking whether a
+/// task already waits costs O(1): every listing asks it for every live task, and an agent with
+/// 100,000 tasks over the cap has as many waiting.
+#[derive(Default)]
+struct Queue {
+    order: VecDeque<Arc<str>>,
+    members: HashSet<Arc<str>>,
+}
+
+impl Queue {
+    fn contains(&self, id: &str) -> bool {
+        self.members.contains(id)
+    }
+
+    fn push_back(&mut self, id: String) {
+        let id: Arc<str> = id.into();
+        if self.members.insert(id.clone()) {
+            self.order.push_back(id);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<String> {
+        let id = self.order.pop_front()?;
+        self.members.remove(&id);
+        Some(id.to_string())
+    }
 }
 
 /// Resolves the credential a spec names; an error is shown as the agent's health.
@@ -254,7 +282,7 @@ impl AgentWatcher {
 
         let mut watched = Watched {
             live: HashSet::new(),
-            queued: VecDeque::new(),
+            queued: Queue::default(),
             watchers: JoinSet::new(),
             resting: HashSet::new(),
             rests: JoinSet::new(),
@@ -277,28 +305,43 @@ impl AgentWatcher {
                 _ = ticker.tick(), if lists_tasks => {
                     let full = listings.is_multiple_of(FULL_LISTING_EVERY);
                     listings += 1;
-                    match self.list(&client, if full { None } else { since }).await {
-                        Ok(Listing { tasks, cut }) => {
-                            if failures > 0 {
-                                failures = 0;
-                                if !self.health(healthy.clone()).await { return; }
+                    let req = self.list_request(if full { None } else { since });
+                    let mut pages = client.pages(&req, self.opts.max_pages);
+                    // Taken as `since` only once every page is read: pages not read yet hold
+                    // older changes that the next listing must still ask for.
+                    let mut newest = since;
+                    // Each page goes to the store as it comes: a listing of 100,000 tasks is never
+                    // held whole.
+                    let listed = loop {
+                        let tasks = match pages.next().await {
+                            Ok(Some(tasks)) => tasks,
+                            Ok(None) => break Ok(pages.cut),
+                            Err(e) => break Err(e),
+                        };
+                        if failures > 0 {
+                            failures = 0;
+                            if !self.health(healthy.clone()).await { return; }
+                        }
+                        for task in tasks {
+                            if let Some(ts) = task.status.timestamp {
+                                newest = Some(newest.map_or(ts, |s| s.max(ts)));
                             }
+                            let live = !task.status.state.is_terminal();
+                            let id = task.id.clone();
+                            if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
+                                return;
+                            }
+                            if live {
+                                self.want(&client, &mut watched, id, 0);
+                            }
+                        }
+                    };
+                    match listed {
+                        Ok(cut) => {
+                            since = newest;
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
-                            }
-                            for task in tasks {
-                                if let Some(ts) = task.status.timestamp {
-                                    since = Some(since.map_or(ts, |s| s.max(ts)));
-                                }
-                                let live = !task.status.state.is_terminal();
-                                let id = task.id.clone();
-                                if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
-                                    return;
-                                }
-                                if live {
-                                    self.want(&client, &mut watched, id, 0);
-                                }
                             }
                         }
                         Err(e) => {
@@ -357,15 +400,17 @@ impl AgentWatcher {
         }
     }
 
-    async fn list(&self, client: &Client, since: Option<Timestamp>) -> Result<Listing, Error> {
-        let req = ListTasksRequest {
+    fn list_request(&self, since: Option<Timestamp>) -> ListTasksRequest {
+        ListTasksRequest {
             context_id: self.opts.context.clone(),
             status_timestamp_after: since,
             // Watchers fetch full tasks; the listing only needs states.
             history_length: Some(0),
+            // The most a page may hold (spec section 3.1.4: 1-100): half the round trips of the
+            // default 50, and `max_pages` pages reach twice as many tasks.
+            page_size: Some(100),
             ..ListTasksRequest::default()
-        };
-        client.list_pages(&req, self.opts.max_pages).await
+        }
     }
 
     fn act(&self, client: Arc<Client>) -> Act {
@@ -572,5 +617,25 @@ fn refusal(e: &Error) -> String {
         Error::Agent { .. } => format!("the agent refused: {e}"),
         Error::Decode { .. } => format!("the agent's reply did not decode: {e}"),
         _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Queue;
+
+    #[test]
+    fn the_queue_keeps_order_and_holds_each_task_once() {
+        let mut q = Queue::default();
+        for id in ["b", "a", "b", "c", "a"] {
+            q.push_back(id.to_string());
+        }
+        assert!(q.contains("a") && q.contains("c") && !q.contains("d"));
+        assert_eq!(q.pop_front().as_deref(), Some("b"));
+        assert!(!q.contains("b"), "a task taken off the queue is no longer in it");
+        q.push_back("b".into());
+        let rest: Vec<String> = std::iter::from_fn(|| q.pop_front()).collect();
+        assert_eq!(rest, ["a", "c", "b"]);
+        assert!(!q.contains("a"));
     }
 }

@@ -3,6 +3,7 @@ mod cli;
 mod configs;
 mod demo_client;
 mod demo_wire;
+mod discovery;
 mod engine;
 mod golden;
 mod output;
