@@ -2,7 +2,6 @@
 //! `--follow` schema, plus agent health lines), for scripts and CI.
 
 use serde::Serialize;
-use tokio::sync::mpsc;
 
 use std::collections::HashMap;
 
@@ -85,7 +84,7 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
 }
 
 /// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
-pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>, given: Vec<TaskKey>) {
+pub async fn run(mut store: Store, mut events: crate::event::Receiver, until: Option<Until>, given: Vec<TaskKey>) {
     // What each task's last line said: a snapshot that says it again prints nothing.
     let mut said: HashMap<TaskKey, (TaskState, String)> = HashMap::new();
     loop {

@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use app::{App, FilterEdit, Overlay};
 use keys::Action;
 
-use crate::event::{AgentId, Command, Event};
+use crate::event::{AgentId, Command};
 
 const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.
@@ -81,7 +81,7 @@ fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
 /// `commands` carries what the user asks for (answers, cancels, new tasks) to the engine.
 pub async fn run(
     mut app: App,
-    mut events: mpsc::Receiver<Event>,
+    mut events: crate::event::Receiver,
     commands: mpsc::Sender<(AgentId, Command)>,
 ) -> io::Result<()> {
     let mut terminal = setup_terminal()?;
@@ -107,7 +107,7 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
-    events: &mut mpsc::Receiver<Event>,
+    events: &mut crate::event::Receiver,
     commands: &mpsc::Sender<(AgentId, Command)>,
 ) -> io::Result<()> {
     let mut input = EventStream::new();
