@@ -4,10 +4,8 @@
 //! on it rather than on the engine.
 
 use jiff::Timestamp;
-use std::sync::Arc;
-
+use tokio::sync::mpsc;
 pub use tokio::sync::mpsc::error::TryRecvError;
-use tokio::sync::{Semaphore, mpsc};
 
 use crate::a2a::{Binding, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 
@@ -177,19 +175,13 @@ pub enum Command {
 /// one read brought as one batch: one send (one wake of the consumer) per read rather than per
 /// event. Order holds: a batch keeps its order and the channel is first in, first out.
 #[derive(Debug, Clone)]
-pub struct Sender {
-    batches: mpsc::UnboundedSender<Batch>,
-    room: Arc<Semaphore>,
-    capacity: u32,
-}
+pub struct Sender(mpsc::Sender<Batch>);
 
 /// The store's side: yields the events one at a time, in the order they were sent.
 #[derive(Debug)]
 pub struct Receiver {
-    batches: mpsc::UnboundedReceiver<Batch>,
+    batches: mpsc::Receiver<Batch>,
     held: std::vec::IntoIter<Event>,
-    room: Arc<Semaphore>,
-    capacity: u32,
 }
 
 /// The receiving side is gone: the engine stops.
@@ -206,61 +198,32 @@ enum Batch {
     Many(Vec<Event>),
 }
 
-impl Batch {
-    fn len(&self) -> usize {
-        match self {
-            Batch::One(_) => 1,
-            Batch::Many(events) => events.len(),
-        }
-    }
-}
-
-/// A channel of at most `capacity` events waiting (counted by event, not by batch, so batching
-/// holds no more memory than single sends did; a batch larger than that is let through alone).
-/// A full channel makes the senders wait: the network side slows down; nothing is dropped.
+/// A channel of at most `capacity` batches waiting; a full channel makes the senders wait (the
+/// network side slows down; nothing is dropped).
 pub fn channel(capacity: usize) -> (Sender, Receiver) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let capacity = u32::try_from(capacity.clamp(1, Semaphore::MAX_PERMITS)).unwrap_or(u32::MAX);
-    let room = Arc::new(Semaphore::new(capacity as usize));
+    let (tx, rx) = mpsc::channel(capacity);
     (
-        Sender {
-            batches: tx,
-            room: room.clone(),
-            capacity,
-        },
+        Sender(tx),
         Receiver {
             batches: rx,
             held: Vec::new().into_iter(),
-            room,
-            capacity,
         },
     )
 }
 
-/// The room a batch takes in the channel.
-fn room_for(batch: &Batch, capacity: u32) -> u32 {
-    u32::try_from(batch.len()).unwrap_or(u32::MAX).min(capacity)
-}
-
 impl Sender {
     pub async fn send(&self, event: Event) -> Result<(), Closed> {
-        self.send_batch(Batch::One(event)).await
+        self.0.send(Batch::One(event)).await.map_err(|_| Closed)
     }
 
     /// Sends the events together, in order; nothing is sent for none.
     pub async fn send_all(&self, mut events: Vec<Event>) -> Result<(), Closed> {
-        match events.len() {
-            0 => Ok(()),
-            1 => self.send(events.pop().expect("one event")).await,
-            _ => self.send_batch(Batch::Many(events)).await,
-        }
-    }
-
-    async fn send_batch(&self, batch: Batch) -> Result<(), Closed> {
-        let room = self.room.acquire_many(room_for(&batch, self.capacity)).await;
-        // The receiver gives the room back when it takes the batch out.
-        room.map_err(|_| Closed)?.forget();
-        self.batches.send(batch).map_err(|_| Closed)
+        let batch = match events.len() {
+            0 => return Ok(()),
+            1 => Batch::One(events.pop().expect("one event")),
+            _ => Batch::Many(events),
+        };
+        self.0.send(batch).await.map_err(|_| Closed)
     }
 }
 
@@ -284,7 +247,6 @@ impl Receiver {
     }
 
     fn take(&mut self, batch: Batch) -> Event {
-        self.room.add_permits(room_for(&batch, self.capacity) as usize);
         match batch {
             Batch::One(event) => event,
             Batch::Many(events) => {
@@ -292,13 +254,6 @@ impl Receiver {
                 self.held.next().expect("a batch holds at least two events")
             }
         }
-    }
-}
-
-impl Drop for Receiver {
-    /// Senders waiting for room learn that nobody will take what they send.
-    fn drop(&mut self) {
-        self.room.close();
     }
 }
 
@@ -351,35 +306,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_bound_counts_events_not_batches() {
-        let (tx, mut rx) = channel(4);
-        tx.send_all(vec![quiet("a"), quiet("b"), quiet("c")]).await.unwrap();
-        tx.send(quiet("d")).await.unwrap();
-        let full = tokio::time::timeout(std::time::Duration::from_millis(50), tx.send(quiet("e"))).await;
-        assert!(full.is_err(), "four events wait: a fifth must wait for room");
-        assert_eq!(task_of(&rx.recv().await.unwrap()), "a");
-        tx.send(quiet("e")).await.unwrap();
-        // A batch over the bound still goes through, alone.
-        let (big_tx, mut big_rx) = channel(2);
-        big_tx.send_all(vec![quiet("x"), quiet("y"), quiet("z")]).await.unwrap();
-        assert_eq!(task_of(&big_rx.recv().await.unwrap()), "x");
-    }
-
-    #[tokio::test]
     async fn a_gone_receiver_is_reported_to_the_sender() {
-        let (tx, rx) = channel(1);
-        tx.send(quiet("a")).await.unwrap();
-        let waiting = tokio::spawn({
-            let tx = tx.clone();
-            async move { tx.send(quiet("b")).await }
-        });
-        tokio::task::yield_now().await;
+        let (tx, rx) = channel(4);
         drop(rx);
-        assert_eq!(
-            waiting.await.unwrap(),
-            Err(Closed),
-            "a sender waiting for room is let go"
-        );
         assert_eq!(tx.send(quiet("a")).await, Err(Closed));
         assert_eq!(tx.send_all(vec![quiet("a"), quiet("b")]).await, Err(Closed));
     }
