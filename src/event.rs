@@ -1,8 +1,11 @@
 //! The vocabulary the parts share: what the watch engine tells the store (`Event`), what the
-//! front end asks of the engine (`Command`), and the ids both name. Plain data on `a2a` types
-//! alone, so the store and the front ends depend on it rather than on the engine.
+//! front end asks of the engine (`Command`), the ids both name, and the channel that carries
+//! events to the store. Plain data on `a2a` types alone, so the store and the front ends depend
+//! on it rather than on the engine.
 
 use jiff::Timestamp;
+use tokio::sync::mpsc;
+pub use tokio::sync::mpsc::error::TryRecvError;
 
 use crate::a2a::{Binding, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 
@@ -166,4 +169,147 @@ pub enum Command {
     /// or `A2A_TOKEN_<NAME>`). Asked for by whichever call was refused; refreshes that come
     /// close together run once.
     Refresh,
+}
+
+/// The engine's side of the one bounded channel to the store. A stream hands over everything
+/// one read brought as one batch: one send (one wake of the consumer) per read rather than per
+/// event. Order holds: a batch keeps its order and the channel is first in, first out.
+#[derive(Debug, Clone)]
+pub struct Sender(mpsc::Sender<Batch>);
+
+/// The store's side: yields the events one at a time, in the order they were sent.
+#[derive(Debug)]
+pub struct Receiver {
+    batches: mpsc::Receiver<Batch>,
+    held: std::vec::IntoIter<Event>,
+}
+
+/// The receiving side is gone: the engine stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+/// An event is as large as it was in a channel of single events; boxing it would cost an
+/// allocation per event.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Batch {
+    /// Most sends outside a stream are single events: no vector for them.
+    One(Event),
+    Many(Vec<Event>),
+}
+
+/// A channel of at most `capacity` batches waiting; a full channel makes the senders wait (the
+/// network side slows down; nothing is dropped).
+pub fn channel(capacity: usize) -> (Sender, Receiver) {
+    let (tx, rx) = mpsc::channel(capacity);
+    (
+        Sender(tx),
+        Receiver {
+            batches: rx,
+            held: Vec::new().into_iter(),
+        },
+    )
+}
+
+impl Sender {
+    pub async fn send(&self, event: Event) -> Result<(), Closed> {
+        self.0.send(Batch::One(event)).await.map_err(|_| Closed)
+    }
+
+    /// Sends the events together, in order; nothing is sent for none.
+    pub async fn send_all(&self, mut events: Vec<Event>) -> Result<(), Closed> {
+        let batch = match events.len() {
+            0 => return Ok(()),
+            1 => Batch::One(events.pop().expect("one event")),
+            _ => Batch::Many(events),
+        };
+        self.0.send(batch).await.map_err(|_| Closed)
+    }
+}
+
+impl Receiver {
+    /// The next event; None once every sender is gone and everything sent was taken.
+    pub async fn recv(&mut self) -> Option<Event> {
+        if let Some(event) = self.held.next() {
+            return Some(event);
+        }
+        let batch = self.batches.recv().await?;
+        Some(self.take(batch))
+    }
+
+    /// The next event if one is waiting, without waiting.
+    pub fn try_recv(&mut self) -> Result<Event, TryRecvError> {
+        if let Some(event) = self.held.next() {
+            return Ok(event);
+        }
+        let batch = self.batches.try_recv()?;
+        Ok(self.take(batch))
+    }
+
+    fn take(&mut self, batch: Batch) -> Event {
+        match batch {
+            Batch::One(event) => event,
+            Batch::Many(events) => {
+                self.held = events.into_iter();
+                self.held.next().expect("a batch holds at least two events")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet(task: &str) -> Event {
+        Event::Quiet {
+            agent: 0,
+            task: task.into(),
+            since: Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    fn task_of(event: &Event) -> &str {
+        match event {
+            Event::Quiet { task, .. } => task,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn batches_and_single_events_arrive_in_the_order_sent() {
+        let (tx, mut rx) = channel(2);
+        let sending = tokio::spawn(async move {
+            tx.send(quiet("a")).await.unwrap();
+            tx.send_all(vec![quiet("b"), quiet("c"), quiet("d")]).await.unwrap();
+            tx.send_all(Vec::new()).await.unwrap();
+            tx.send_all(vec![quiet("e")]).await.unwrap();
+            tx.send(quiet("f")).await.unwrap();
+        });
+        let mut got = Vec::new();
+        while let Some(event) = rx.recv().await {
+            got.push(task_of(&event).to_string());
+        }
+        sending.await.unwrap();
+        assert_eq!(got, ["a", "b", "c", "d", "e", "f"]);
+    }
+
+    #[tokio::test]
+    async fn try_recv_takes_the_rest_of_a_batch_then_says_empty_then_closed() {
+        let (tx, mut rx) = channel(4);
+        tx.send_all(vec![quiet("a"), quiet("b")]).await.unwrap();
+        assert_eq!(task_of(&rx.recv().await.unwrap()), "a");
+        assert_eq!(task_of(&rx.try_recv().unwrap()), "b");
+        assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+        drop(tx);
+        assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Disconnected);
+    }
+
+    #[tokio::test]
+    async fn a_gone_receiver_is_reported_to_the_sender() {
+        let (tx, rx) = channel(4);
+        drop(rx);
+        assert_eq!(tx.send(quiet("a")).await, Err(Closed));
+        assert_eq!(tx.send_all(vec![quiet("a"), quiet("b")]).await, Err(Closed));
+    }
 }

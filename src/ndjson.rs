@@ -140,6 +140,13 @@ pub fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
     write_json(value, CompactFormatter)
 }
 
+/// Appends one line of terminal-safe JSON and its newline to `out`, for output written in
+/// batches.
+pub fn push_line<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serialize_into(out, value, CompactFormatter);
+    out.push(b'\n');
+}
+
 /// Indented terminal-safe JSON (`get --json`, `card --json`).
 pub fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     write_json(value, PrettyFormatter::new())
@@ -147,10 +154,14 @@ pub fn to_json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
 
 fn write_json<T: Serialize + ?Sized, F: Formatter>(value: &T, formatter: F) -> String {
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, ControlEscaping(formatter));
+    serialize_into(&mut out, value, formatter);
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+fn serialize_into<T: Serialize + ?Sized, F: Formatter>(out: &mut Vec<u8>, value: &T, formatter: F) {
+    let mut ser = serde_json::Serializer::with_formatter(out, ControlEscaping(formatter));
     // Our types serialize to JSON objects with string keys; nothing here can fail.
     value.serialize(&mut ser).expect("our values serialize to JSON");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// Characters serde_json leaves raw that a terminal acts on: DEL, the C1 controls (U+009B is
@@ -221,6 +232,17 @@ mod tests {
             to_json_pretty(&json!({"a": [1]})),
             serde_json::to_string_pretty(&json!({"a": [1]})).unwrap()
         );
+    }
+
+    #[test]
+    fn pushed_lines_are_the_same_lines_one_after_another() {
+        let value = json!({"text": "a\u{9b}b\u{202e}"});
+        let mut out = b"{}\n".to_vec();
+        push_line(&mut out, &value);
+        push_line(&mut out, &value);
+        let line = to_json(&value);
+        assert_eq!(String::from_utf8(out).unwrap(), format!("{{}}\n{line}\n{line}\n"));
+        assert!(line.contains("\\u009b") && line.contains("\\u202e"), "{line}");
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn engine(server: &LoadServer, tasks: usize, max_streams: usize) -> (Run, St
     let switches = self_context_switches();
     let start = Instant::now();
     let (store, updates) = rt.block_on(async {
-        let (tx, mut rx) = mpsc::channel(1024);
+        let (tx, mut rx) = a2a_watch::event::channel(1024);
         let mut store = Store::new([(None, url.clone())]);
         let opts = WatchOptions {
             max_streams,

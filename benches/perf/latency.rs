@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use tokio::sync::mpsc;
 
 use a2a_watch::a2a::StreamResponse;
 use a2a_watch::app::App;
@@ -47,7 +46,7 @@ fn measure(streams: usize, per_stream: f64, warmup: Duration, window: Duration, 
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let _ = cpu_seconds(s.pid());
     let (latencies_ms, count, secs, cpu) = rt.block_on(async move {
-        let (tx, mut rx) = mpsc::channel(1024);
+        let (tx, mut rx) = a2a_watch::event::channel(1024);
         let opts = WatchOptions {
             max_streams: streams.max(1),
             ..WatchOptions::default()

@@ -115,10 +115,22 @@ impl Parser {
         while !rest.is_empty() {
             let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
                 self.line.extend_from_slice(rest);
-                return self.check_size();
+                return self.check_size(0);
             };
-            self.line.extend_from_slice(&rest[..end]);
-            self.check_size()?;
+            let frame = if self.line.is_empty() {
+                // The whole line is in this read: read it where it lies, without a copy.
+                self.check_size(end)?;
+                self.end_line(&rest[..end])?
+            } else {
+                self.line.extend_from_slice(&rest[..end]);
+                self.check_size(0)?;
+                let line = std::mem::take(&mut self.line);
+                let frame = self.end_line(&line);
+                // The buffer is kept for the next line that spans reads.
+                self.line = line;
+                self.line.clear();
+                frame?
+            };
             if rest[end] == b'\r' {
                 match rest.get(end + 1) {
                     Some(b'\n') => rest = &rest[end + 2..],
@@ -131,16 +143,17 @@ impl Parser {
             } else {
                 rest = &rest[end + 1..];
             }
-            if let Some(frame) = self.end_line()? {
+            if let Some(frame) = frame {
                 out.push_back(Ok(frame));
             }
         }
         Ok(())
     }
 
-    /// What is held for one event (the unfinished line included) stays under the limit.
-    fn check_size(&self) -> Result<(), Error> {
-        if self.line.len() + self.data.len() + self.event.len() > self.limit {
+    /// What is held for one event (the unfinished line, and `more` bytes of a line about to be
+    /// read) stays under the limit.
+    fn check_size(&self, more: usize) -> Result<(), Error> {
+        if self.line.len() + more + self.data.len() + self.event.len() > self.limit {
             return Err(Error::FrameTooLarge { limit: self.limit });
         }
         Ok(())
@@ -152,12 +165,11 @@ impl Parser {
         std::str::from_utf8(&self.line).map(drop).map_err(|_| not_utf8())
     }
 
-    fn end_line(&mut self) -> Result<Option<Frame>, Error> {
-        let mut line = std::mem::take(&mut self.line);
+    fn end_line(&mut self, mut line: &[u8]) -> Result<Option<Frame>, Error> {
         if std::mem::take(&mut self.first_line) && line.starts_with(BOM) {
-            line.drain(..BOM.len());
+            line = &line[BOM.len()..];
         }
-        let line = std::str::from_utf8(&line).map_err(|_| not_utf8())?;
+        let line = std::str::from_utf8(line).map_err(|_| not_utf8())?;
         if line.is_empty() {
             let event = std::mem::take(&mut self.event);
             let data = std::mem::take(&mut self.data);
@@ -184,7 +196,7 @@ impl Parser {
             _ => {}
         }
         // The line may have moved into the event: the limit still holds.
-        self.check_size()?;
+        self.check_size(0)?;
         Ok(None)
     }
 }

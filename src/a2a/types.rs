@@ -2,6 +2,8 @@
 //! decoder reads both 1.0 and 0.3 shapes into these types; they always encode as 1.0. `v03` in the
 //! client turns them into 0.3 shapes where an agent needs it.
 
+use std::borrow::Cow;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -120,7 +122,7 @@ impl Part {
 /// Every key either dialect may put on a part; read in one pass, then sorted out.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct PartWire {
+struct PartWire<'a> {
     text: Option<String>,
     raw: Option<String>,
     url: Option<String>,
@@ -129,8 +131,10 @@ struct PartWire {
     media_type: Option<String>,
     filename: Option<String>,
     metadata: Option<Metadata>,
-    /// 0.3: `{kind:"file", file:{name?, mimeType?, bytes | uri}}`.
-    kind: Option<String>,
+    /// 0.3: `{kind:"file", file:{name?, mimeType?, bytes | uri}}`. On every 0.3 part, and only
+    /// looked at: borrowed from the frame where it can be.
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
     file: Option<FileWire>,
 }
 
@@ -168,7 +172,7 @@ impl<'de> Deserialize<'de> for Part {
         } else if let Some(data) = w.data {
             PartContent::Data(data)
         } else {
-            PartContent::Unsupported(w.kind.unwrap_or_else(|| "empty".into()))
+            PartContent::Unsupported(w.kind.map_or_else(|| "empty".into(), Cow::into_owned))
         };
         Ok(Part {
             content,
@@ -472,12 +476,14 @@ impl StreamResponse {
 /// artifact-update) may carry, so one pass over the bytes reads either dialect.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct StreamWire {
+struct StreamWire<'a> {
     task: Option<Task>,
     message: Option<Message>,
     status_update: Option<TaskStatusUpdateEvent>,
     artifact_update: Option<TaskArtifactUpdateEvent>,
-    kind: Option<String>,
+    /// On every 0.3 event, and only looked at.
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
     id: Option<String>,
     task_id: Option<String>,
     #[serde(default, deserialize_with = "lenient::text")]
@@ -799,6 +805,20 @@ mod tests {
                 "https://ops.example/approve?id=1"
             ]
         );
+    }
+
+    #[test]
+    fn kinds_read_from_text_borrowed_or_escaped_alike() {
+        // An escape in the text cannot be borrowed: the kind is then read into its own string.
+        for kind in ["status-update", "status\\u002dupdate"] {
+            let text = format!(r#"{{"kind":"{kind}","taskId":"t","status":{{"state":"working"}}}}"#);
+            let event: StreamResponse = serde_json::from_str(&text).expect("decodes");
+            assert!(matches!(event, StreamResponse::StatusUpdate(_)), "{kind}: {event:?}");
+        }
+        let part: Part = serde_json::from_str(r#"{"kind":"holo\u0067ram"}"#).unwrap();
+        assert_eq!(part.content, PartContent::Unsupported("hologram".into()));
+        let part: Part = serde_json::from_str(r#"{"kind":"hologram"}"#).unwrap();
+        assert_eq!(part.content, PartContent::Unsupported("hologram".into()));
     }
 
     #[test]

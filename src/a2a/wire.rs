@@ -106,7 +106,11 @@ pub mod jsonrpc {
     /// A JSON-RPC response body; errors arrive with HTTP 200 too (a2a-python), so the status
     /// alone decides nothing.
     pub fn decode<T: DeserializeOwned>(what: &str, body: &[u8]) -> Result<T> {
-        let env: Envelope<T> = serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
+        let env = serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
+        settle(what, body, env)
+    }
+
+    fn settle<T>(what: &str, body: &[u8], env: Envelope<T>) -> Result<T> {
         match (env.error, env.result) {
             (Some(err), _) => Err(err.into_jsonrpc_error()),
             (None, Some(result)) => Ok(result),
@@ -119,9 +123,13 @@ pub mod jsonrpc {
         }
     }
 
-    /// Each SSE `data:` is a whole JSON-RPC response (spec section 9.4.2).
+    /// Each SSE `data:` is a whole JSON-RPC response (spec section 9.4.2). Read as text: the
+    /// SSE layer has already checked that it is UTF-8, so serde_json does not check it again.
     pub fn decode_frame(frame: &Frame) -> Result<StreamResponse> {
-        decode("stream event", frame.data.as_bytes())
+        let what = "stream event";
+        let body = frame.data.as_bytes();
+        let env = serde_json::from_str(&frame.data).map_err(|e| Error::decode(what, body, e))?;
+        settle(what, body, env)
     }
 }
 
@@ -286,7 +294,8 @@ pub mod rest {
         if frame.event == "error" || frame.data.trim_start().starts_with("{\"error\"") {
             return Err(error_from_body(500, "stream", data));
         }
-        serde_json::from_slice(data).map_err(|e| Error::decode("stream event", data, e))
+        // Text the SSE layer has checked: no second UTF-8 pass.
+        serde_json::from_str(&frame.data).map_err(|e| Error::decode("stream event", data, e))
     }
 }
 

@@ -16,7 +16,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use super::{App, effects};
-use crate::event::{AgentId, Command, Event};
+use crate::event::{AgentId, Command, Receiver};
 use crate::ui::view;
 
 const FRAME: Duration = Duration::from_millis(33);
@@ -57,11 +57,7 @@ fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
 
 /// Runs the dashboard until the user quits. The terminal is restored on every way out.
 /// `commands` carries what the user asks for (answers, cancels, new tasks) to the engine.
-pub async fn run(
-    mut app: App,
-    mut events: mpsc::Receiver<Event>,
-    commands: mpsc::Sender<(AgentId, Command)>,
-) -> io::Result<()> {
+pub async fn run(mut app: App, mut events: Receiver, commands: mpsc::Sender<(AgentId, Command)>) -> io::Result<()> {
     let mut terminal = setup_terminal()?;
     let result = event_loop(&mut terminal, &mut app, &mut events, &commands).await;
     restore_terminal();
@@ -85,7 +81,7 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
-    events: &mut mpsc::Receiver<Event>,
+    events: &mut Receiver,
     commands: &mpsc::Sender<(AgentId, Command)>,
 ) -> io::Result<()> {
     let mut input = EventStream::new();

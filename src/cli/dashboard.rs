@@ -93,7 +93,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
             })
         })
         .collect();
-    let (tx, rx) = mpsc::channel(1024);
+    let (tx, rx) = crate::event::channel(1024);
     let engine = Engine::start(specs, opts, tx);
     let result = if screen.json {
         headless::run(store, rx, screen.until, given).await;

@@ -2,12 +2,11 @@
 //! `--follow` schema, plus agent health lines), for scripts and CI.
 
 use serde::Serialize;
-use tokio::sync::mpsc;
 
 use std::collections::HashMap;
 
 use crate::a2a::{StreamResponse, TaskState};
-use crate::event::Event;
+use crate::event::{Event, Receiver};
 use crate::ndjson::{self, EventLine, TaskLine};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
 
@@ -32,7 +31,7 @@ struct HealthLine<'a> {
     listing_cut: bool,
 }
 
-fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
+fn push_task_line(out: &mut Vec<u8>, store: &Store, task: &TaskEntry, event: &'static str) {
     let line = TaskLine {
         task: task.key.id.to_string(),
         context: task.context.clone(),
@@ -40,11 +39,11 @@ fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
         text: task.status.text(),
         at: Some(task.status.timestamp.unwrap_or(task.updated)),
     };
-    let mut out = EventLine::new(store.agent_name(task.key.agent), event, &line);
+    let mut line = EventLine::new(store.agent_name(task.key.agent), event, &line);
     if event == "error" || event == "not_found" {
-        out.text = task.error.clone().unwrap_or_default();
+        line.text = task.error.clone().unwrap_or_default();
     }
-    out.to_json()
+    ndjson::push_line(out, &line);
 }
 
 fn event_kind(ev: &Event) -> &'static str {
@@ -82,51 +81,75 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     }
 }
 
-/// Prints changes until the engine stops, `until` is reached, or Ctrl-C.
-pub async fn run(mut store: Store, mut events: mpsc::Receiver<Event>, until: Option<Until>, given: Vec<TaskKey>) {
+/// At most this many events are taken in before their lines are written out.
+const BURST: usize = 4096;
+
+/// Prints changes until the engine stops, `until` is reached, or Ctrl-C. What arrives together
+/// is written together: the lines of a burst go out in one write, flushed at its end.
+pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, given: Vec<TaskKey>) {
     // What each task's last line said: a snapshot that says it again prints nothing.
     let mut said: HashMap<TaskKey, (TaskState, String)> = HashMap::new();
+    let mut out = Vec::new();
     loop {
         let ev = tokio::select! {
             ev = events.recv() => ev,
             _ = tokio::signal::ctrl_c() => None,
         };
         let Some(ev) = ev else { return };
-        let kind = event_kind(&ev);
-        let line = match store.apply(ev) {
-            Change::Nothing => None,
-            Change::Action(_) => None,
-            // The card's details ride along on the next health line.
-            Change::Agent(_) if kind == "info" => None,
-            Change::Agent(id) => {
-                let a = &store.agents[id];
-                let line = HealthLine {
-                    agent: &a.name,
-                    health: a.health.label(),
-                    detail: a.health.detail(),
-                    protocol: a
-                        .info
-                        .as_ref()
-                        .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
-                    url: &a.url,
-                    listing_cut: a.listing_cut,
-                };
-                Some(ndjson::to_json(&line))
+        let mut next = Some(ev);
+        let mut taken = 0;
+        while let Some(ev) = next.take() {
+            let changed = take(&mut store, ev, &mut said, &mut out);
+            // Only a change can end the wait (and the checks walk every task).
+            if changed && done(&store, until, &given) {
+                super::out::write(&out);
+                return;
             }
-            // How a task is watched is the dashboard's business, not a change of the task.
-            Change::Task(_) if kind == "watching" || kind == "quiet" => None,
-            Change::Task(key) | Change::State(key) => store.task(&key).and_then(|t| {
+            taken += 1;
+            if taken < BURST {
+                next = events.try_recv().ok();
+            }
+        }
+        super::out::write(&out);
+        out.clear();
+    }
+}
+
+/// Applies one event and appends its line, if it makes one; true if the store changed.
+fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, (TaskState, String)>, out: &mut Vec<u8>) -> bool {
+    let kind = event_kind(&ev);
+    match store.apply(ev) {
+        Change::Nothing => return false,
+        Change::Action(_) => {}
+        // The card's details ride along on the next health line.
+        Change::Agent(_) if kind == "info" => {}
+        Change::Agent(id) => {
+            let a = &store.agents[id];
+            let line = HealthLine {
+                agent: &a.name,
+                health: a.health.label(),
+                detail: a.health.detail(),
+                protocol: a
+                    .info
+                    .as_ref()
+                    .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
+                url: &a.url,
+                listing_cut: a.listing_cut,
+            };
+            ndjson::push_line(out, &line);
+        }
+        // How a task is watched is the dashboard's business, not a change of the task.
+        Change::Task(_) if kind == "watching" || kind == "quiet" => {}
+        Change::Task(key) | Change::State(key) => {
+            if let Some(t) = store.task(&key) {
                 let now = (t.state().clone(), t.status.text());
                 let repeat = said.get(&key) == Some(&now);
-                said.insert(key.clone(), now);
-                (!(repeat && kind == "task")).then(|| task_line(&store, t, kind))
-            }),
-        };
-        if let Some(line) = line {
-            super::out::line(&line);
-        }
-        if done(&store, until, &given) {
-            return;
+                said.insert(key, now);
+                if !(repeat && kind == "task") {
+                    push_task_line(out, store, t, kind);
+                }
+            }
         }
     }
+    true
 }

@@ -6,8 +6,14 @@ use std::io::{self, Write};
 
 /// Writes `text` to stdout as is.
 pub fn print(text: &str) {
+    write(text.as_bytes());
+}
+
+/// Writes `bytes` to stdout in one locked write and flushes: a batch of lines reaches the
+/// reader together, with one system call rather than one per line.
+pub fn write(bytes: &[u8]) {
     let mut out = io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    if let Err(e) = out.write_all(bytes).and_then(|()| out.flush()) {
         stdout_failed(&e);
     }
 }

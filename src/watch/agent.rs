@@ -26,7 +26,7 @@ pub(crate) struct AgentWatcher {
     pub id: AgentId,
     pub spec: AgentSpec,
     pub opts: WatchOptions,
-    pub events: mpsc::Sender<Event>,
+    pub events: crate::event::Sender,
     /// The HTTP stack shared by every agent (one connection pool).
     pub http: Option<reqwest::Client>,
     /// Our own command channel, so an action can ask for its task to be watched.
@@ -460,7 +460,7 @@ impl AgentWatcher {
 struct Act {
     agent: AgentId,
     client: Arc<Client>,
-    events: mpsc::Sender<Event>,
+    events: crate::event::Sender,
     myself: mpsc::Sender<Command>,
     open: OpenStreams,
     /// How long a send may go without a reply before it is reported failed.

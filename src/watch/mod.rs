@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 
 use crate::a2a::ClientOptions;
 use crate::a2a::auth::Secret;
-use crate::event::{AgentId, Command, Event};
+use crate::event::{self, AgentId, Command};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
 /// `token_command` shows on the agent's row instead of stopping the dashboard. Resolved again
@@ -114,7 +114,7 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn start(specs: Vec<AgentSpec>, opts: WatchOptions, events: mpsc::Sender<Event>) -> Engine {
+    pub fn start(specs: Vec<AgentSpec>, opts: WatchOptions, events: event::Sender) -> Engine {
         let http = crate::a2a::client::http_client(Duration::from_secs(10)).ok();
         let mut tasks = JoinSet::new();
         let mut commands = Vec::new();

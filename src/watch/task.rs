@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -26,6 +26,8 @@ const SHORT_STREAM: Duration = Duration::from_secs(1);
 /// Short streams in a row resubscribed at once; past this each waits longer (a server that
 /// closes after every event must not get a tight loop).
 const FREE_RESUBSCRIBES: u32 = 5;
+/// At most this many events of one stream cross to the store in one send.
+const MAX_BATCH: usize = 256;
 
 /// The tasks of one agent with a subscription open right now. A send's own stream leaves their
 /// artifact chunks to the subscription, so each chunk is applied once.
@@ -71,7 +73,7 @@ pub(crate) struct TaskWatch {
     pub agent: AgentId,
     pub client: Arc<Client>,
     pub id: String,
-    pub events: mpsc::Sender<Event>,
+    pub events: crate::event::Sender,
     pub poll: Duration,
     pub max_backoff: Duration,
     pub first_byte: Duration,
@@ -88,6 +90,12 @@ pub(crate) struct Ended {
     pub id: String,
     /// Non-zero: a subscription hung before its headers; watch again after backoff(stuck).
     pub stuck: u32,
+}
+
+/// Whether a subscription goes on after one of its items.
+enum Taken {
+    More,
+    End,
 }
 
 enum Next {
@@ -125,21 +133,65 @@ impl TaskWatch {
     }
 
     async fn warn(&self, message: String) -> bool {
-        self.send(Event::TaskError {
+        self.send(self.task_error(message)).await
+    }
+
+    fn task_error(&self, message: String) -> Event {
+        Event::TaskError {
             agent: self.agent,
             task: self.id.clone(),
             message,
-        })
-        .await
+        }
     }
 
     async fn mode(&self, mode: WatchMode) -> bool {
-        self.send(Event::Watching {
+        self.send(self.watching(mode)).await
+    }
+
+    fn watching(&self, mode: WatchMode) -> Event {
+        Event::Watching {
             agent: self.agent,
             task: self.id.clone(),
             mode,
-        })
-        .await
+        }
+    }
+
+    /// Puts one item of a subscription into the batch for the store.
+    fn take(
+        &self,
+        item: Result<StreamResponse, Error>,
+        seen: Timestamp,
+        batch: &mut Vec<Event>,
+        delivered: &mut usize,
+    ) -> Taken {
+        match item {
+            Ok(event) if names_another_task(&event, &self.id) => {
+                tracing::warn!(agent = self.agent, task = %self.id, other = ?event.task_id(),
+                    "ignored an event for another task on this task's stream");
+            }
+            Ok(event) => {
+                *delivered += 1;
+                batch.push(Event::Update {
+                    agent: self.agent,
+                    event,
+                    seen,
+                });
+            }
+            // An error frame ends this stream, not the task (a2a-js closes an old stream
+            // with -32004 "Stream ordering violation" when the next turn starts; a2a-python
+            // 0.3.26 refuses a resubscription with a TaskNotFound frame for a task that
+            // exists). GetTask, next, says what is true; the frame goes to the log only.
+            Err(e @ Error::Agent { .. }) => {
+                tracing::info!(agent = self.agent, task = %self.id, error = %e, "stream ended by an error frame");
+                return Taken::End;
+            }
+            // A frame that does not decode is reported (as `error` does); the stream goes on.
+            Err(e) => {
+                refresh_after(&e, &self.agent_commands);
+                batch.push(self.task_error(e.to_string()));
+            }
+        }
+        Taken::More
     }
 
     fn ended(&self, stuck: u32) -> Ended {
@@ -238,8 +290,9 @@ impl TaskWatch {
         self.mode(WatchMode::Streaming).await;
         let mut delivered = 0usize;
         let mut heard = Timestamp::now();
+        let mut batch = Vec::new();
         loop {
-            let item = match tokio::time::timeout(self.quiet_after, stream.next()).await {
+            let first = match tokio::time::timeout(self.quiet_after, stream.next()).await {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
@@ -260,40 +313,39 @@ impl TaskWatch {
                     continue;
                 }
             };
-            match item {
-                Ok(event) if names_another_task(&event, &self.id) => {
-                    tracing::warn!(agent = self.agent, task = %self.id, other = ?event.task_id(),
-                        "ignored an event for another task on this task's stream");
-                }
-                Ok(event) => {
-                    delivered += 1;
-                    heard = Timestamp::now();
-                    let ev = Event::Update {
-                        agent: self.agent,
-                        event,
-                        seen: heard,
-                    };
-                    if !self.send(ev).await {
-                        return Subscription::Stop;
-                    }
-                    // Said again once the task surely has a row: a task given by id may have
-                    // none before its snapshot, and the store drops news of unknown tasks.
-                    if delivered == 1 {
-                        self.mode(WatchMode::Streaming).await;
+            heard = Timestamp::now();
+            // Whatever else the read brought (or the socket already holds) goes in the same
+            // batch: one send to the store per read, not per event. Nothing waits for more.
+            let mut item = Some(first);
+            let mut ended = false;
+            while let Some(next) = item.take() {
+                let first_event = delivered == 0;
+                match self.take(next, heard, &mut batch, &mut delivered) {
+                    Taken::More => {}
+                    Taken::End => {
+                        ended = true;
+                        break;
                     }
                 }
-                // An error frame ends this stream, not the task (a2a-js closes an old stream
-                // with -32004 "Stream ordering violation" when the next turn starts; a2a-python
-                // 0.3.26 refuses a resubscription with a TaskNotFound frame for a task that
-                // exists). GetTask, next, says what is true; the frame goes to the log only.
-                Err(e @ Error::Agent { .. }) => {
-                    tracing::info!(agent = self.agent, task = %self.id, error = %e, "stream ended by an error frame");
+                // Said again once the task surely has a row: a task given by id may have
+                // none before its snapshot, and the store drops news of unknown tasks.
+                if first_event && delivered == 1 {
+                    batch.push(self.watching(WatchMode::Streaming));
+                }
+                if batch.len() >= MAX_BATCH {
                     break;
                 }
-                // A frame that does not decode is reported; the stream goes on.
-                Err(e) => {
-                    self.error(&e).await;
+                match stream.next().now_or_never() {
+                    Some(Some(next)) => item = Some(next),
+                    Some(None) => ended = true,
+                    None => {}
                 }
+            }
+            if self.events.send_all(std::mem::take(&mut batch)).await.is_err() {
+                return Subscription::Stop;
+            }
+            if ended {
+                break;
             }
         }
         Subscription::Closed {

@@ -15,7 +15,6 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::engine::Watched;
 
@@ -134,7 +133,7 @@ fn watch(url: &str, max_streams: usize) -> Watched {
     let mut spec = AgentSpec::new(url);
     // Listings come often, so each queued task is named again by many of them.
     spec.poll_interval = Duration::from_millis(100);
-    let (tx, events) = mpsc::channel(256);
+    let (tx, events) = a2a_watch::event::channel(256);
     let opts = WatchOptions {
         max_streams,
         ..WatchOptions::default()

@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use a2a_watch::a2a::{StateClass, StreamResponse, TaskState};
 use a2a_watch::demo::{self, DemoConfig};
-use a2a_watch::event::{Event, Health};
+use a2a_watch::event::Health;
 use a2a_watch::store::{Store, TaskEntry};
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
-use tokio::sync::mpsc;
 
 use crate::demo_client::{TOKEN, start_demo};
 use crate::relay::Relay;
@@ -17,7 +16,7 @@ use crate::scenarios::{connect, message, stream_all};
 
 pub(crate) struct Watched {
     pub store: Store,
-    pub events: mpsc::Receiver<Event>,
+    pub events: a2a_watch::event::Receiver,
     pub engine: Engine,
 }
 
@@ -30,7 +29,7 @@ fn spec(url: &str, name: &str) -> AgentSpec {
 
 fn watch(specs: Vec<AgentSpec>) -> Watched {
     let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
-    let (tx, events) = mpsc::channel(256);
+    let (tx, events) = a2a_watch::event::channel(256);
     let opts = WatchOptions {
         max_backoff: Duration::from_millis(500),
         ..WatchOptions::default()

@@ -1,4 +1,5 @@
 mod answers;
+mod bursts;
 mod cli;
 mod configs;
 mod demo_client;

@@ -20,7 +20,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::engine::Watched;
@@ -211,7 +210,7 @@ fn spec(url: &str, tasks: &[&str]) -> AgentSpec {
 
 fn watch(spec: AgentSpec, opts: WatchOptions) -> Watched {
     let store = Store::new([(spec.name.clone(), spec.url.clone())]);
-    let (tx, events) = mpsc::channel(256);
+    let (tx, events) = a2a_watch::event::channel(256);
     Watched {
         store,
         events,

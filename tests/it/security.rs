@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use a2a_watch::a2a::auth::Secret;
 use a2a_watch::a2a::{Binding, Client, ClientOptions, Error, INTERACTIONS_EXTENSION, ListTasksRequest};
-use a2a_watch::event::{Event, Health};
+use a2a_watch::event::Health;
 use a2a_watch::store::Store;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use axum::body::Body;
@@ -17,7 +17,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use crate::cli::{run, stderr};
 use crate::scenarios::message;
@@ -701,7 +700,7 @@ async fn the_tenant_is_on_every_call_of_both_bindings() {
 
 pub(crate) struct Watched {
     pub store: Store,
-    events: mpsc::Receiver<Event>,
+    events: a2a_watch::event::Receiver,
     pub engine: Engine,
 }
 
@@ -718,7 +717,7 @@ impl Watched {
 
     pub fn start_with(specs: Vec<AgentSpec>, opts: WatchOptions) -> Watched {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
-        let (tx, events) = mpsc::channel(256);
+        let (tx, events) = a2a_watch::event::channel(256);
         Watched {
             store,
             events,

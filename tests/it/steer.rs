@@ -10,12 +10,10 @@ use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
 use a2a_watch::app::on_terminal_event;
 use a2a_watch::app::steer::{Prefs, Steer};
-use a2a_watch::event::Event;
 use a2a_watch::store::{Change, Store, TaskKey};
 use a2a_watch::ui::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use tokio::sync::mpsc;
 
 use crate::demo_client::{TOKEN, start_demo};
 use crate::relay::Relay;
@@ -25,14 +23,14 @@ use crate::scenarios::{connect, message, stream_all};
 /// commands into the engine.
 pub(crate) struct Dash {
     pub(crate) app: App,
-    events: mpsc::Receiver<Event>,
+    events: a2a_watch::event::Receiver,
     pub(crate) engine: Engine,
 }
 
 impl Dash {
     pub(crate) fn new(specs: Vec<AgentSpec>) -> Dash {
         let store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
-        let (tx, events) = mpsc::channel(256);
+        let (tx, events) = a2a_watch::event::channel(256);
         let opts = WatchOptions {
             max_backoff: Duration::from_millis(300),
             ..WatchOptions::default()
