@@ -100,7 +100,7 @@ pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, g
         let mut taken = 0;
         while let Some(ev) = next.take() {
             let changed = take(&mut store, ev, &mut said, &mut out);
-            // Only a change can end the wait (and the checks walk every task).
+            // Only a change can end the wait.
             if changed && done(&store, until, &given) {
                 super::out::write(&out);
                 return;
