@@ -220,7 +220,7 @@ impl App {
 
     pub fn open_new_task(&mut self) {
         let (agent, context) = match self.selected_task() {
-            Some(t) => (t.key.agent, t.context.clone()),
+            Some(t) => (t.key.agent, t.context.to_string()),
             None => (0, String::new()),
         };
         if self.store.agents.is_empty() {

@@ -35,7 +35,7 @@ struct HealthLine<'a> {
 fn task_line(store: &Store, task: &TaskEntry, event: &'static str) -> String {
     let line = TaskLine {
         task: task.key.id.to_string(),
-        context: task.context.clone(),
+        context: task.context.to_string(),
         state: task.state().clone(),
         text: task.status.text(),
         at: Some(task.status.timestamp.unwrap_or(task.updated)),

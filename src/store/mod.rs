@@ -7,7 +7,7 @@
 
 pub mod query;
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -36,7 +36,8 @@ pub struct Transition {
 #[derive(Debug, Clone)]
 pub struct TaskEntry {
     pub key: TaskKey,
-    pub context: String,
+    /// Shared by every task of the agent in the same context (`Store::contexts`).
+    pub context: Arc<str>,
     pub status: TaskStatus,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
@@ -83,7 +84,7 @@ impl TaskEntry {
     pub fn as_task(&self) -> Task {
         Task {
             id: self.key.id.to_string(),
-            context_id: self.context.clone(),
+            context_id: self.context.to_string(),
             status: self.status.clone(),
             artifacts: self.artifacts.clone(),
             history: self.history.clone(),
@@ -227,6 +228,9 @@ pub struct Store {
     /// Boxed, so the table's empty slots and its copies while it grows cost a pointer rather than
     /// a whole entry (over 500 bytes) each: at 100,000 tasks that is tens of MiB.
     tasks: Vec<HashMap<Arc<str>, Box<TaskEntry>>>,
+    /// Per agent, every context id seen, so its tasks share one copy: an agent's tasks often
+    /// belong to a few contexts, and 100,000 copies of the same id cost about 5 MiB.
+    contexts: Vec<HashSet<Arc<str>>>,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
@@ -532,13 +536,15 @@ impl Store {
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
         if self.tasks.len() <= agent {
             self.tasks.resize_with(agent + 1, HashMap::new);
+            self.contexts.resize_with(agent + 1, HashSet::new);
         }
         let map = &mut self.tasks[agent];
+        let contexts = &mut self.contexts[agent];
         if !map.contains_key(id) {
             let key = TaskKey { agent, id: id.into() };
             let entry = TaskEntry {
                 key: key.clone(),
-                context: String::new(),
+                context: intern(contexts, ""),
                 status: TaskStatus {
                     state: TaskState::Unknown("(not seen yet)".into()),
                     message: None,
@@ -562,7 +568,7 @@ impl Store {
         }
         let entry = map.get_mut(id).expect("inserted above");
         if entry.context.is_empty() && !context.is_empty() {
-            entry.context = context.to_string();
+            entry.context = intern(contexts, context);
         }
         entry
     }
@@ -703,6 +709,16 @@ impl Store {
             }
         }
     }
+}
+
+/// The agent's one copy of `text`, made on first sight.
+fn intern(seen: &mut HashSet<Arc<str>>, text: &str) -> Arc<str> {
+    if let Some(held) = seen.get(text) {
+        return held.clone();
+    }
+    let held: Arc<str> = text.into();
+    seen.insert(held.clone());
+    held
 }
 
 /// Whether a task was settled before an event, for `Store::recount_settled`.

@@ -89,7 +89,7 @@ fn snapshots_and_updates_build_a_timeline() {
     let t = s.task(&k).unwrap();
     assert_eq!(t.status.text(), "1 failed, 11 passed");
     assert_eq!(t.state_since, ts(3));
-    assert_eq!(t.context, "ctx");
+    assert_eq!(&*t.context, "ctx");
 }
 
 #[test]
