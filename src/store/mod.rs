@@ -38,7 +38,10 @@ pub struct TaskEntry {
     pub key: TaskKey,
     /// Shared by every task of the agent in the same context (`Store::contexts`).
     pub context: Arc<str>,
+    /// The status message's `taskId` and `contextId` are dropped when they repeat the task's own
+    /// (`status_ids` says which; `status_as_sent` puts them back): two strings a task.
     pub status: TaskStatus,
+    status_ids: RepeatedIds,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
     pub metadata: Option<Metadata>,
@@ -78,6 +81,13 @@ impl Cut {
     }
 }
 
+/// Which ids of a stored status message the store dropped because they repeat the task's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RepeatedIds {
+    task: bool,
+    context: bool,
+}
+
 impl TaskEntry {
     /// The task as this watcher holds it, in the protocol's shape: the last snapshot with every
     /// later event folded in. Built when asked (the detail pane), never kept per task.
@@ -85,11 +95,41 @@ impl TaskEntry {
         Task {
             id: self.key.id.to_string(),
             context_id: self.context.to_string(),
-            status: self.status.clone(),
+            status: self.status_as_sent(),
             artifacts: self.artifacts.clone(),
             history: self.history.clone(),
             metadata: self.metadata.clone(),
         }
+    }
+
+    /// The status as the agent sent it, its message's ids included.
+    pub fn status_as_sent(&self) -> TaskStatus {
+        let mut status = self.status.clone();
+        if let Some(m) = &mut status.message {
+            if self.status_ids.task {
+                m.task_id = Some(self.key.id.to_string());
+            }
+            if self.status_ids.context {
+                m.context_id = Some(self.context.to_string());
+            }
+        }
+        status
+    }
+
+    /// Drops the ids of `status`'s message that repeat this task's; says which it dropped.
+    fn without_repeated_ids(&self, mut status: TaskStatus) -> (TaskStatus, RepeatedIds) {
+        let mut ids = RepeatedIds::default();
+        if let Some(m) = &mut status.message {
+            if m.task_id.as_deref() == Some(&*self.key.id) {
+                m.task_id = None;
+                ids.task = true;
+            }
+            if !self.context.is_empty() && m.context_id.as_deref() == Some(&*self.context) {
+                m.context_id = None;
+                ids.context = true;
+            }
+        }
+        (status, ids)
     }
 
     pub fn state(&self) -> &TaskState {
@@ -550,6 +590,7 @@ impl Store {
                     message: None,
                     timestamp: None,
                 },
+                status_ids: RepeatedIds::default(),
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -761,6 +802,7 @@ enum StatusChange {
 
 /// Takes a status unless it is older than the one held.
 fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
+    let (status, ids) = entry.without_repeated_ids(status);
     let current = &entry.status;
     let first = entry.timeline.is_empty();
     let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
@@ -774,7 +816,7 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
     let stale_submit =
         status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;
-    if !first && (older || revives || stale_submit || status == *current) {
+    if !first && (older || revives || stale_submit || (status == *current && ids == entry.status_ids)) {
         return StatusChange::Ignored;
     }
     let at = status.timestamp.unwrap_or(seen);
@@ -800,6 +842,7 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         }
     }
     entry.status = status;
+    entry.status_ids = ids;
     if let Some(m) = &mut entry.status.message {
         compact(m);
     }
