@@ -171,7 +171,7 @@ impl App {
     /// CLI uses too); nothing when none is open.
     fn answer_interaction(&mut self, key: &TaskKey, answer: Answer) -> Option<ActionId> {
         let task = self.store.task(key)?;
-        let message = interactions::reply(&key.id, &task.context, &task.status, &answer, None)?;
+        let message = interactions::reply(&key.id, &task.context, &task.status_as_sent(), &answer, None)?;
         Some(self.send(
             key.agent,
             SendMessageRequest {
@@ -220,7 +220,7 @@ impl App {
 
     pub fn open_new_task(&mut self) {
         let (agent, context) = match self.selected_task() {
-            Some(t) => (t.key.agent, t.context.clone()),
+            Some(t) => (t.key.agent, t.context.to_string()),
             None => (0, String::new()),
         };
         if self.store.agents.is_empty() {

@@ -146,7 +146,8 @@ impl AnswerBox {
         }
         // The builder the CLI uses too (spec section 3.4.3); a value always has a message.
         let answer = Answer::Value(text);
-        let Some(message) = interactions::reply(&task.key.id, &task.context, &task.status, &answer, None) else {
+        let Some(message) = interactions::reply(&task.key.id, &task.context, &task.status_as_sent(), &answer, None)
+        else {
             return Submit::Nothing;
         };
         self.error = None;

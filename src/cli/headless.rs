@@ -34,7 +34,7 @@ struct HealthLine<'a> {
 fn push_task_line(out: &mut Vec<u8>, store: &Store, task: &TaskEntry, event: &'static str) {
     let line = TaskLine {
         task: task.key.id.to_string(),
-        context: task.context.clone(),
+        context: task.context.to_string(),
         state: task.state().clone(),
         text: task.status.text(),
         at: Some(task.status.timestamp.unwrap_or(task.updated)),

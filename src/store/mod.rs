@@ -7,7 +7,7 @@
 
 pub mod query;
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -36,8 +36,12 @@ pub struct Transition {
 #[derive(Debug, Clone)]
 pub struct TaskEntry {
     pub key: TaskKey,
-    pub context: String,
+    /// Shared by every task of the agent in the same context (`Store::contexts`).
+    pub context: Arc<str>,
+    /// The status message's `taskId` and `contextId` are dropped when they repeat the task's own
+    /// (`status_ids` says which; `status_as_sent` puts them back): two strings a task.
     pub status: TaskStatus,
+    status_ids: RepeatedIds,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
     pub metadata: Option<Metadata>,
@@ -77,18 +81,55 @@ impl Cut {
     }
 }
 
+/// Which ids of a stored status message the store dropped because they repeat the task's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RepeatedIds {
+    task: bool,
+    context: bool,
+}
+
 impl TaskEntry {
     /// The task as this watcher holds it, in the protocol's shape: the last snapshot with every
     /// later event folded in. Built when asked (the detail pane), never kept per task.
     pub fn as_task(&self) -> Task {
         Task {
             id: self.key.id.to_string(),
-            context_id: self.context.clone(),
-            status: self.status.clone(),
+            context_id: self.context.to_string(),
+            status: self.status_as_sent(),
             artifacts: self.artifacts.clone(),
             history: self.history.clone(),
             metadata: self.metadata.clone(),
         }
+    }
+
+    /// The status as the agent sent it, its message's ids included.
+    pub fn status_as_sent(&self) -> TaskStatus {
+        let mut status = self.status.clone();
+        if let Some(m) = &mut status.message {
+            if self.status_ids.task {
+                m.task_id = Some(self.key.id.to_string());
+            }
+            if self.status_ids.context {
+                m.context_id = Some(self.context.to_string());
+            }
+        }
+        status
+    }
+
+    /// Drops the ids of `status`'s message that repeat this task's; says which it dropped.
+    fn without_repeated_ids(&self, mut status: TaskStatus) -> (TaskStatus, RepeatedIds) {
+        let mut ids = RepeatedIds::default();
+        if let Some(m) = &mut status.message {
+            if m.task_id.as_deref() == Some(&*self.key.id) {
+                m.task_id = None;
+                ids.task = true;
+            }
+            if !self.context.is_empty() && m.context_id.as_deref() == Some(&*self.context) {
+                m.context_id = None;
+                ids.context = true;
+            }
+        }
+        (status, ids)
     }
 
     pub fn state(&self) -> &TaskState {
@@ -227,6 +268,9 @@ pub struct Store {
     /// Boxed, so the table's empty slots and its copies while it grows cost a pointer rather than
     /// a whole entry (over 500 bytes) each: at 100,000 tasks that is tens of MiB.
     tasks: Vec<HashMap<Arc<str>, Box<TaskEntry>>>,
+    /// Per agent, every context id seen, so its tasks share one copy: an agent's tasks often
+    /// belong to a few contexts, and 100,000 copies of the same id cost about 5 MiB.
+    contexts: Vec<HashSet<Arc<str>>>,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
@@ -532,18 +576,21 @@ impl Store {
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
         if self.tasks.len() <= agent {
             self.tasks.resize_with(agent + 1, HashMap::new);
+            self.contexts.resize_with(agent + 1, HashSet::new);
         }
         let map = &mut self.tasks[agent];
+        let contexts = &mut self.contexts[agent];
         if !map.contains_key(id) {
             let key = TaskKey { agent, id: id.into() };
             let entry = TaskEntry {
                 key: key.clone(),
-                context: String::new(),
+                context: intern(contexts, ""),
                 status: TaskStatus {
                     state: TaskState::Unknown("(not seen yet)".into()),
                     message: None,
                     timestamp: None,
                 },
+                status_ids: RepeatedIds::default(),
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -562,7 +609,7 @@ impl Store {
         }
         let entry = map.get_mut(id).expect("inserted above");
         if entry.context.is_empty() && !context.is_empty() {
-            entry.context = context.to_string();
+            entry.context = intern(contexts, context);
         }
         entry
     }
@@ -705,6 +752,16 @@ impl Store {
     }
 }
 
+/// The agent's one copy of `text`, made on first sight.
+fn intern(seen: &mut HashSet<Arc<str>>, text: &str) -> Arc<str> {
+    if let Some(held) = seen.get(text) {
+        return held.clone();
+    }
+    let held: Arc<str> = text.into();
+    seen.insert(held.clone());
+    held
+}
+
 /// Whether a task was settled before an event, for `Store::recount_settled`.
 enum Before {
     Known(bool),
@@ -745,6 +802,7 @@ enum StatusChange {
 
 /// Takes a status unless it is older than the one held.
 fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
+    let (status, ids) = entry.without_repeated_ids(status);
     let current = &entry.status;
     let first = entry.timeline.is_empty();
     let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
@@ -758,7 +816,7 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
     let stale_submit =
         status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;
-    if !first && (older || revives || stale_submit || status == *current) {
+    if !first && (older || revives || stale_submit || (status == *current && ids == entry.status_ids)) {
         return StatusChange::Ignored;
     }
     let at = status.timestamp.unwrap_or(seen);
@@ -784,6 +842,7 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         }
     }
     entry.status = status;
+    entry.status_ids = ids;
     if let Some(m) = &mut entry.status.message {
         compact(m);
     }

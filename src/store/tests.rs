@@ -89,7 +89,7 @@ fn snapshots_and_updates_build_a_timeline() {
     let t = s.task(&k).unwrap();
     assert_eq!(t.status.text(), "1 failed, 11 passed");
     assert_eq!(t.state_since, ts(3));
-    assert_eq!(t.context, "ctx");
+    assert_eq!(&*t.context, "ctx");
 }
 
 #[test]
@@ -669,4 +669,46 @@ fn settled_and_interrupted_are_kept_as_tasks_move() {
     }
     assert!(seen.contains(&(true, false)) && seen.contains(&(false, true)) && seen.contains(&(false, false)));
     assert!(s.all_settled());
+}
+
+/// A status message's ids that repeat its task's are not kept per task, yet the task reads back
+/// as it was sent, an id that differs is kept, and the same status again changes nothing.
+#[test]
+fn status_message_ids_that_repeat_the_task_are_shared_and_given_back() {
+    let mut s = store();
+    let mut sent = status("TASK_STATE_WORKING", "busy", 1);
+    sent["message"]["taskId"] = json!("t1");
+    sent["message"]["contextId"] = json!("ctx");
+    let event = || {
+        update(
+            0,
+            json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx", "status": sent}}),
+            1,
+        )
+    };
+    assert!(matches!(s.apply(event()), Change::State(_)));
+    assert_eq!(s.apply(event()), Change::Nothing);
+    let t = s.task(&key(0, "t1")).unwrap();
+    let stored = t.status.message.as_ref().unwrap();
+    assert_eq!((stored.task_id.as_deref(), stored.context_id.as_deref()), (None, None));
+    let back = serde_json::to_value(t.as_task()).unwrap();
+    assert_eq!(
+        back["status"],
+        serde_json::to_value(serde_json::from_value::<TaskStatus>(sent.clone()).unwrap()).unwrap()
+    );
+
+    sent["message"]["contextId"] = json!("another");
+    sent["timestamp"] = json!(ts(2).to_string());
+    s.apply(update(
+        0,
+        json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx", "status": sent}}),
+        2,
+    ));
+    let t = s.task(&key(0, "t1")).unwrap();
+    let stored = t.status.message.as_ref().unwrap();
+    assert_eq!(
+        (stored.task_id.as_deref(), stored.context_id.as_deref()),
+        (None, Some("another"))
+    );
+    assert_eq!(t.status_as_sent().message.unwrap().task_id.as_deref(), Some("t1"));
 }
