@@ -4,8 +4,9 @@
 use serde::Serialize;
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
-use crate::a2a::{StreamResponse, TaskState};
+use crate::a2a::StreamResponse;
 use crate::event::{Event, Receiver};
 use crate::ndjson::{self, EventLine, TaskLine};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
@@ -88,7 +89,7 @@ const BURST: usize = 4096;
 /// is written together: the lines of a burst go out in one write, flushed at its end.
 pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, given: Vec<TaskKey>) {
     // What each task's last line said: a snapshot that says it again prints nothing.
-    let mut said: HashMap<TaskKey, (TaskState, String)> = HashMap::new();
+    let mut said: HashMap<TaskKey, u64> = HashMap::new();
     let mut out = Vec::new();
     loop {
         let ev = tokio::select! {
@@ -115,8 +116,17 @@ pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, g
     }
 }
 
+/// A task's state and status text as a fingerprint: keeping the text itself for every task
+/// would cost its length per task (issue 11, memory of quiet tasks).
+fn what_it_says(task: &TaskEntry) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    task.state().hash(&mut hasher);
+    task.status.text().hash(&mut hasher);
+    hasher.finish()
+}
+
 /// Applies one event and appends its line, if it makes one; true if the store changed.
-fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, (TaskState, String)>, out: &mut Vec<u8>) -> bool {
+fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, u64>, out: &mut Vec<u8>) -> bool {
     let kind = event_kind(&ev);
     match store.apply(ev) {
         Change::Nothing => return false,
@@ -142,7 +152,7 @@ fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, (TaskState, St
         Change::Task(_) if kind == "watching" || kind == "quiet" => {}
         Change::Task(key) | Change::State(key) => {
             if let Some(t) = store.task(&key) {
-                let now = (t.state().clone(), t.status.text());
+                let now = what_it_says(t);
                 let repeat = said.get(&key) == Some(&now);
                 said.insert(key, now);
                 if !(repeat && kind == "task") {
