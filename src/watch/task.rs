@@ -26,6 +26,10 @@ const SHORT_STREAM: Duration = Duration::from_secs(1);
 /// Short streams in a row resubscribed at once; past this each waits longer (a server that
 /// closes after every event must not get a tight loop).
 const FREE_RESUBSCRIBES: u32 = 5;
+/// How far the quiet check backs off on a stream that stays quiet: at most this many times
+/// `quiet_after` between two GetTasks.
+const QUIET_BACKOFF: u32 = 8;
+
 /// At most this many events of one stream cross to the store in one send.
 const MAX_BATCH: usize = 256;
 
@@ -278,8 +282,10 @@ impl TaskWatch {
         }
     }
 
-    /// One subscription, read to its end. While it is quiet, GetTask is asked every
-    /// `quiet_after` without dropping it.
+    /// One subscription, read to its end. While it is quiet, GetTask is asked after
+    /// `quiet_after` without dropping it, then at doubling intervals (up to `QUIET_BACKOFF`
+    /// times it) while it stays quiet: a thousand idle streams must not cost a GetTask each
+    /// every `quiet_after` (issue 11, idle CPU).
     async fn stream_once(&self) -> Subscription {
         let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
             Err(_) => return Subscription::Stuck,
@@ -291,8 +297,9 @@ impl TaskWatch {
         let mut delivered = 0usize;
         let mut heard = Timestamp::now();
         let mut batch = Vec::new();
+        let mut quiet_wait = self.quiet_after;
         loop {
-            let first = match tokio::time::timeout(self.quiet_after, stream.next()).await {
+            let first = match tokio::time::timeout(quiet_wait, stream.next()).await {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
@@ -310,10 +317,12 @@ impl TaskWatch {
                     {
                         return Subscription::Stop;
                     }
+                    quiet_wait = (quiet_wait * 2).min(self.quiet_after * QUIET_BACKOFF);
                     continue;
                 }
             };
             heard = Timestamp::now();
+            quiet_wait = self.quiet_after;
             // Whatever else the read brought (or the socket already holds) goes in the same
             // batch: one send to the store per read, not per event. Nothing waits for more.
             let mut item = Some(first);

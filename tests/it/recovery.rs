@@ -443,6 +443,42 @@ async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
     w.engine.shutdown().await;
 }
 
+/// A stream that stays quiet is checked less and less often (doubling, up to 8x
+/// `quiet_after`): constant checks would ask GetTask about 15 times in this window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_stays_quiet_is_checked_less_and_less_often() {
+    let (url, fake) = fake(true, |call| match call.method.as_str() {
+        "ListTasks" => no_tasks(call),
+        "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
+        "SubscribeToTask" => sse(
+            vec![frame(
+                call,
+                json!({"task": task("t1", "TASK_STATE_WORKING", "thinking")}),
+            )],
+            Duration::ZERO,
+            true,
+        ),
+        _ => not_found(call),
+    })
+    .await;
+    let mut w = watch(
+        spec(&url, &["t1"]),
+        WatchOptions {
+            quiet_after: Duration::from_millis(100),
+            ..opts()
+        },
+    );
+    w.until("quiet shown", |s| s.tasks().any(|t| t.quiet_since.is_some()))
+        .await;
+    let before = fake.count("GetTask");
+    // Checks at +0.2, +0.6 and +1.4 s after the first (0.1 s): three more, not fifteen.
+    w.drain(Duration::from_millis(1500)).await;
+    let more = fake.count("GetTask") - before;
+    assert!((1..=5).contains(&more), "{more} GetTasks in 1.5 s of quiet");
+    assert_eq!(fake.count("SubscribeToTask"), 1, "the stream was kept");
+    w.engine.shutdown().await;
+}
+
 /// With one stream allowed, a subscription that never sends headers would hold the only slot
 /// forever; abandoned after the first-byte timeout, it frees the slot and is retried later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
