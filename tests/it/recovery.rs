@@ -412,9 +412,9 @@ async fn chunks_streamed_in_reply_appear_once_while_the_task_is_subscribed() {
     w.engine.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
-    let (url, fake) = fake(true, |call| match call.method.as_str() {
+/// An agent whose task t1 works on with its stream open and nothing more to say.
+async fn quiet_agent() -> (String, Fake) {
+    fake(true, |call| match call.method.as_str() {
         "ListTasks" => no_tasks(call),
         "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
         "SubscribeToTask" => sse(
@@ -427,7 +427,12 @@ async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
         ),
         _ => not_found(call),
     })
-    .await;
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
+    let (url, fake) = quiet_agent().await;
     let mut w = watch(
         spec(&url, &["t1"]),
         WatchOptions {
@@ -447,20 +452,7 @@ async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
 /// `quiet_after`): constant checks would ask GetTask about 15 times in this window.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_stays_quiet_is_checked_less_and_less_often() {
-    let (url, fake) = fake(true, |call| match call.method.as_str() {
-        "ListTasks" => no_tasks(call),
-        "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
-        "SubscribeToTask" => sse(
-            vec![frame(
-                call,
-                json!({"task": task("t1", "TASK_STATE_WORKING", "thinking")}),
-            )],
-            Duration::ZERO,
-            true,
-        ),
-        _ => not_found(call),
-    })
-    .await;
+    let (url, fake) = quiet_agent().await;
     let mut w = watch(
         spec(&url, &["t1"]),
         WatchOptions {
