@@ -187,7 +187,7 @@ impl App {
             Some(Popup::NewTask(form)) => form.type_key(key),
             Some(Popup::Filter { input }) => {
                 if let crossterm::event::KeyCode::Char(c) = key.code
-                    && !key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+                    && !key.modifiers.contains(KeyModifiers::CONTROL)
                 {
                     input.push(c);
                     self.spec.filter = Filter::parse(input);

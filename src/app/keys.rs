@@ -135,9 +135,9 @@ impl Mode {
     }
 
     /// Modes whose keys the main map also serves (after their own): help closes on any main
-    /// key, so they share it.
+    /// key, and the link picker moves with the main screen's moves, however remapped.
     fn inherits_main(self) -> bool {
-        self == Mode::Help
+        matches!(self, Mode::Help | Mode::Pick)
     }
 
     /// What the help overlay says of this mode's keys, in the order it lists them.
@@ -403,6 +403,8 @@ impl Default for KeyMap {
                 (Key::plain(Enter), Action::Details),
                 (Key::plain(Esc), Action::Back),
                 (Key::plain(Backspace), Action::DeleteBack),
+                (with(Backspace, KeyModifiers::ALT), Action::DeleteBack),
+                (with(Backspace, KeyModifiers::CONTROL), Action::DeleteBack),
                 (ctrl('c'), Action::Quit),
             ],
         );
@@ -432,6 +434,7 @@ impl Default for KeyMap {
         );
         let text_box = [
             (Key::plain(Enter), Action::Send),
+            (with(Enter, KeyModifiers::CONTROL), Action::Send),
             (with(Enter, KeyModifiers::ALT), Action::Newline),
             (with(Enter, KeyModifiers::SHIFT), Action::Newline),
             (Key::plain(Esc), Action::Back),
@@ -558,6 +561,8 @@ mod tests {
         assert_eq!(m.action(Mode::Filter, &y), None);
         let alt_enter = press(KeyCode::Enter, KeyModifiers::ALT);
         assert_eq!(m.action(Mode::Answer, &alt_enter), Some(Action::Newline));
+        let ctrl_enter = press(KeyCode::Enter, KeyModifiers::CONTROL);
+        assert_eq!(m.action(Mode::NewTask, &ctrl_enter), Some(Action::Send));
         assert_eq!(
             m.action(Mode::Pick, &press(KeyCode::Char('3'), KeyModifiers::NONE)),
             Some(Action::Choose(3))
@@ -595,6 +600,11 @@ mod tests {
         assert_eq!(main(KeyCode::Char('o'), KeyModifiers::NONE), Some(Action::OpenLink));
         let a = press(KeyCode::Char('a'), KeyModifiers::NONE);
         assert_eq!(m.action(Mode::Pick, &a), Some(Action::Choose(2)));
+        // The picker moves with the main screen's moves, however remapped.
+        let m = KeyMap::with_overrides([(None, "ctrl-n", "down")]).unwrap();
+        let ctrl_n = press(KeyCode::Char('n'), KeyModifiers::CONTROL);
+        assert_eq!(m.action(Mode::Pick, &ctrl_n), Some(Action::Down));
+        assert_eq!(m.action(Mode::Confirm, &ctrl_n), None);
         let err = KeyMap::with_overrides([(None, "x", "explode")])
             .unwrap_err()
             .to_string();
