@@ -14,7 +14,7 @@ use crate::store::query::Filter;
 use crate::ui::view;
 
 /// How many pages the help overlay has: the main screen's keys, and the popups' keys.
-pub const HELP_PAGES: usize = 2;
+const HELP_PAGES: usize = 2;
 
 /// Applies one terminal event; true if the screen may have changed.
 pub fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {

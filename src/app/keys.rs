@@ -15,7 +15,7 @@ pub enum KeyError {
     NotAKey(String),
     #[error("{0:?} is not an action (see the help overlay, `?`)")]
     NotAnAction(String),
-    #[error("[keys.{0}] is not a mode (main, help, filter, inbox, confirm, answer, new_task, pick)")]
+    #[error("[keys.{0}] is not a mode ({modes})", modes = Mode::names())]
     NotAMode(String),
 }
 
@@ -112,6 +112,11 @@ impl Mode {
         Mode::NewTask,
         Mode::Pick,
     ];
+
+    /// Every mode's name, for the message that says a name is none of them.
+    fn names() -> String {
+        Mode::ALL.map(Mode::name).join(", ")
+    }
 
     /// The name in `[keys.<name>]`.
     pub fn name(self) -> &'static str {

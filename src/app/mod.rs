@@ -12,7 +12,7 @@ pub mod popup;
 mod run;
 pub mod steer;
 
-pub use input::{HELP_PAGES, on_terminal_event};
+pub use input::on_terminal_event;
 pub use run::run;
 
 use jiff::Timestamp;
