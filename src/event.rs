@@ -125,7 +125,8 @@ pub enum Event {
         message: String,
         seen: Timestamp,
     },
-    /// The task's stream has carried nothing since `since` (GetTask was asked meanwhile).
+    /// The task's stream has carried nothing since `since` (checked meanwhile by GetTask, or by
+    /// the agent's listing when it follows the task).
     Quiet {
         agent: AgentId,
         task: String,

@@ -129,6 +129,7 @@ impl Engine {
                 http: http.clone(),
                 myself: tx,
                 open: task::OpenStreams::default(),
+                listing_ok: Default::default(),
             };
             tasks.spawn(watcher.run(rx));
         }
