@@ -9,7 +9,7 @@ pub mod effects;
 mod input;
 pub mod keys;
 pub mod popup;
-mod run;
+pub mod run;
 pub mod steer;
 
 pub use input::on_terminal_event;
