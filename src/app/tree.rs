@@ -281,7 +281,7 @@ impl TaskTree {
 
 /// The tasks whose references go round in a circle: they stay under their context, so the
 /// tree has no loop. Each reference is followed once (O(n)).
-fn on_cycles<'a>(refers: &HashMap<&'a TaskKey, TaskKey>) -> HashSet<TaskKey> {
+fn on_cycles(refers: &HashMap<&TaskKey, TaskKey>) -> HashSet<TaskKey> {
     let mut done: HashSet<&TaskKey> = HashSet::new();
     let mut looped = HashSet::new();
     for start in refers.keys() {

@@ -397,10 +397,7 @@ fn the_tree_keys_can_be_remapped() {
     press(&mut app, KeyCode::Char('?'));
     let terminal = render(&mut app, 160, 48);
     let buffer = terminal.backend().buffer();
-    assert_eq!(
-        row_of(buffer, "T  delegation tree"),
-        row_of(buffer, "delegation tree or table")
-    );
+    assert!(find(buffer, "T  delegation tree or table").is_some());
     assert!(
         find(buffer, "z  tree: collapse or expand").is_some(),
         "{}",
