@@ -175,13 +175,21 @@ impl Counts {
         }
     }
 
-    fn add(&mut self, state: &TaskState) {
+    pub fn add(&mut self, state: &TaskState) {
         *self.slot(state) += 1;
     }
 
-    fn remove(&mut self, state: &TaskState) {
+    pub fn remove(&mut self, state: &TaskState) {
         let n = self.slot(state);
         *n = n.saturating_sub(1);
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        self.active += other.active;
+        self.interrupted += other.interrupted;
+        self.completed += other.completed;
+        self.ended += other.ended;
+        self.unknown += other.unknown;
     }
 
     pub fn total(&self) -> usize {
@@ -338,11 +346,7 @@ impl Store {
     pub fn total_counts(&self) -> Counts {
         let mut total = Counts::default();
         for c in &self.counts {
-            total.active += c.active;
-            total.interrupted += c.interrupted;
-            total.completed += c.completed;
-            total.ended += c.ended;
-            total.unknown += c.unknown;
+            total.merge(c);
         }
         total
     }
