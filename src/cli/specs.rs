@@ -1,6 +1,7 @@
 //! What to watch and how to reach it: the one place where `--agent`, the connection flags and
 //! the config file's `[[agent]]` tables become `AgentSpec`s and `WatchOptions`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Error;
@@ -8,6 +9,7 @@ use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, Client, ClientOptions};
 use crate::config::{AgentConfig, Config, parse_binding};
+use crate::push::{Push, PushError, PushSettings};
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
 impl ConnArgs {
@@ -146,6 +148,33 @@ pub fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
         first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
         quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
         ..defaults
+    }
+}
+
+/// The push receiver, bound, if `--push-listen` (or the config's `push_listen`) asks for one.
+pub async fn push_receiver(args: &WatchArgs, config: &Config) -> Result<Option<Arc<Push>>, Error> {
+    let Some(listen) = args.push_listen.or(config.push_listen) else {
+        return Ok(None);
+    };
+    let url = match (&args.push_url, &config.push_url) {
+        (Some(url), _) => Some(url.clone()),
+        (None, Some(text)) => {
+            Some(url::Url::parse(text).map_err(|e| Error::Usage(format!("push_url in the config: {e}")))?)
+        }
+        (None, None) => None,
+    };
+    let settings = PushSettings {
+        listen,
+        url,
+        allow_remote: args.push_allow_remote || config.push_allow_remote,
+    };
+    match Push::bind(&settings).await {
+        Ok(push) => Ok(Some(Arc::new(push))),
+        Err(PushError::Bind { addr, source }) => Err(Error::Io {
+            what: format!("listening for push notifications on {addr}"),
+            source,
+        }),
+        Err(e) => Err(Error::Usage(e.to_string())),
     }
 }
 
