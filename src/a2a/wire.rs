@@ -433,6 +433,66 @@ mod tests {
     }
 
     #[test]
+    fn push_configs_on_both_bindings_and_in_0_3() {
+        let create = PushConfig {
+            task_id: "t/1".into(),
+            id: "w".into(),
+            url: "http://127.0.0.1:9/push/0".into(),
+            token: crate::a2a::auth::Secret::new("tok"),
+            tenant: Some("acme".into()),
+        };
+        let delete = PushConfigId {
+            task_id: "t/1".into(),
+            id: "w".into(),
+            tenant: None,
+        };
+        let rpc = jsonrpc::request(&Call::CreatePushConfig(&create), ProtocolVersion::V1_0, 1).unwrap();
+        let body = rpc.body.unwrap();
+        assert_eq!(body["method"], "CreateTaskPushNotificationConfig");
+        assert_eq!(
+            body["params"],
+            json!({"taskId": "t/1", "id": "w", "url": "http://127.0.0.1:9/push/0", "token": "tok", "tenant": "acme"})
+        );
+        let rpc = jsonrpc::request(&Call::DeletePushConfig(&delete), ProtocolVersion::V1_0, 2).unwrap();
+        assert_eq!(
+            rpc.body.unwrap(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "DeleteTaskPushNotificationConfig", "params": {"taskId": "t/1", "id": "w"}})
+        );
+        let old = jsonrpc::request(&Call::CreatePushConfig(&create), ProtocolVersion::V0_3, 3).unwrap();
+        let body = old.body.unwrap();
+        assert_eq!(body["method"], "tasks/pushNotificationConfig/set");
+        assert_eq!(body["params"]["pushNotificationConfig"]["token"], "tok");
+        let old = jsonrpc::request(&Call::DeletePushConfig(&delete), ProtocolVersion::V0_3, 4).unwrap();
+        let body = old.body.unwrap();
+        assert_eq!(body["method"], "tasks/pushNotificationConfig/delete");
+        assert_eq!(body["params"], json!({"id": "t/1", "pushNotificationConfigId": "w"}));
+        let rest_create = rest::request(&Call::CreatePushConfig(&create), Method::POST);
+        assert_eq!(
+            (rest_create.method, rest_create.path.as_str()),
+            (Method::POST, "/acme/tasks/t%2F1/pushNotificationConfigs")
+        );
+        assert!(rest_create.body.unwrap().get("tenant").is_none());
+        let rest_delete = rest::request(&Call::DeletePushConfig(&delete), Method::POST);
+        assert_eq!(
+            (rest_delete.method, rest_delete.path.as_str()),
+            (Method::DELETE, "/tasks/t%2F1/pushNotificationConfigs/w")
+        );
+        assert!(format!("{create:?}").contains("Secret(***)"), "the token never prints");
+    }
+
+    #[test]
+    fn an_empty_delete_reply_is_success_and_an_error_is_not() {
+        assert!(jsonrpc::decode_empty("Delete", br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
+        assert!(jsonrpc::decode_empty("Delete", br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_ok());
+        let err = jsonrpc::decode_empty(
+            "Delete",
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#,
+        )
+        .unwrap_err();
+        assert!(err.is_kind(ErrorKind::TaskNotFound), "{err}");
+    }
+
+    #[test]
     fn jsonrpc_bodies_with_neither_result_nor_error_are_errors() {
         let r: Result<Value> = jsonrpc::decode("GetTask", br#"{"jsonrpc":"2.0","id":1}"#);
         assert!(matches!(r, Err(Error::Http { .. })));

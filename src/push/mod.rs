@@ -195,21 +195,18 @@ impl Push {
         }
     }
 
-    /// Wakes the task's watcher when a delivery says the task ended.
-    fn ended(&self, agent: AgentId, event: &StreamResponse) {
+    /// What wakes the task's watcher, if the delivery says the task ended.
+    fn ended_wake(&self, agent: AgentId, event: &StreamResponse) -> Option<Arc<Notify>> {
         let state = match event {
             StreamResponse::Task(t) => &t.status.state,
             StreamResponse::StatusUpdate(u) => &u.status.state,
-            _ => return,
+            _ => return None,
         };
         if state.class() != StateClass::Terminal {
-            return;
+            return None;
         }
-        if let Some(task) = event.named_task()
-            && let Some(reg) = self.registered().get(&(agent, task.to_string()))
-        {
-            reg.ended.notify_one();
-        }
+        let task = event.named_task()?.to_string();
+        self.registered().get(&(agent, task)).map(|reg| reg.ended.clone())
     }
 }
 
@@ -237,16 +234,20 @@ async fn deliver(
     if event.named_task().is_none() {
         return StatusCode::BAD_REQUEST;
     }
-    push.ended(agent, &event);
+    let ended = push.ended_wake(agent, &event);
     let seen = Timestamp::now();
     let event = match event {
         StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
         event => Event::Update { agent, event, seen },
     };
-    match events.send(event).await {
-        Ok(()) => StatusCode::OK,
-        Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+    if events.send(event).await.is_err() {
+        return StatusCode::SERVICE_UNAVAILABLE;
     }
+    // After the store has the delivery: the watcher's GetTask then only confirms it.
+    if let Some(ended) = ended {
+        ended.notify_one();
+    }
+    StatusCode::OK
 }
 
 #[cfg(test)]
