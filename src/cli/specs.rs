@@ -329,4 +329,29 @@ mod tests {
         let c = Config::parse("[[agent]]\nurl = \"h\"\n", Path::new("c")).unwrap();
         assert!(!c.agent[0].spec().client.allow_insecure_http);
     }
+
+    #[tokio::test]
+    async fn push_settings_come_from_flags_or_the_config() {
+        let config = Config::parse(
+            "push_listen = \"127.0.0.1:0\"\npush_url = \"https://tunnel.example/\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        let none = cli(&["--agent", "h"]);
+        let push = push_receiver(&none.watch, &config)
+            .await
+            .unwrap()
+            .expect("the config asks for one");
+        assert_eq!(push.url_for(1), "https://tunnel.example/push/1");
+        assert!(push_receiver(&none.watch, &Config::default()).await.unwrap().is_none());
+        let remote = cli(&["--agent", "h", "--push-listen", "0.0.0.0:0"]);
+        let err = push_receiver(&remote.watch, &config).await.unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        let allowed = cli(&["--agent", "h", "--push-listen", "0.0.0.0:0", "--push-allow-remote"]);
+        let push = push_receiver(&allowed.watch, &Config::default())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(push.url_for(0), format!("http://{}/push/0", push.local_addr()));
+    }
 }

@@ -157,10 +157,18 @@ impl Push {
 
     /// Deletes the task's config, if this session registered one (best effort).
     pub async fn unregister(&self, agent: AgentId, task: &str) {
-        let Some(reg) = self.registered().remove(&(agent, task.to_string())) else {
-            return;
-        };
-        if let Err(e) = reg.client.delete_push_config(task, &self.config_id).await {
+        let key = (agent, task.to_string());
+        // Forgotten only once deleted: a watcher stopped mid-delete by the engine's shutdown
+        // leaves it to `unregister_all`.
+        let client = self.registered().get(&key).map(|reg| reg.client.clone());
+        if let Some(client) = client {
+            self.delete(agent, task, &client).await;
+            self.registered().remove(&key);
+        }
+    }
+
+    async fn delete(&self, agent: AgentId, task: &str, client: &Client) {
+        if let Err(e) = client.delete_push_config(task, &self.config_id).await {
             tracing::info!(agent, task, error = %e, "could not delete a push config");
         }
     }
@@ -168,11 +176,9 @@ impl Push {
     /// Deletes every config still registered, all at once, giving up after `within`.
     pub async fn unregister_all(&self, within: Duration) {
         let left: Vec<_> = self.registered().drain().collect();
-        let deletes = left.iter().map(|((agent, task), reg)| async move {
-            if let Err(e) = reg.client.delete_push_config(task, &self.config_id).await {
-                tracing::info!(agent, task, error = %e, "could not delete a push config");
-            }
-        });
+        let deletes = left
+            .iter()
+            .map(|((agent, task), reg)| self.delete(*agent, task, &reg.client));
         if tokio::time::timeout(within, futures::future::join_all(deletes))
             .await
             .is_err()

@@ -67,7 +67,8 @@ fn state_of(store: &Store, task: &str) -> Option<TaskState> {
 
 /// The push configs the agent holds for a task, asked over its JSON-RPC interface.
 async fn configs(peer: &Peer, task: &str) -> Vec<Value> {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task}});
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task}});
     let reply: Value = reqwest::Client::new()
         .post(format!("{}/a2a/jsonrpc", peer.url))
         .header("A2A-Version", "1.0")
@@ -101,7 +102,11 @@ async fn configs_become(peer: &Peer, task: &str, n: usize) -> Vec<Value> {
 /// A task that waits in INPUT_REQUIRED (the agent's "question"), as (task, context).
 async fn waiting_task(url: &str, binding: Binding) -> (String, String) {
     let client = connect(url, binding, None).await;
-    match client.send_message(&message("question: review this diff")).await.unwrap() {
+    match client
+        .send_message(&message("question: review this diff"))
+        .await
+        .unwrap()
+    {
         StreamResponse::Task(t) => {
             assert_eq!(t.status.state, TaskState::InputRequired);
             (t.id, t.context_id)
@@ -203,7 +208,13 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
     let peer = Peer::start(Sdk::Python13, &["--push"]);
     let (task, context) = waiting_task(&peer.url, Binding::JsonRpc).await;
     let (mut w, push) = watch_pushed(&peer.url).await;
-    until(&mut w, "the task in the store", |_| {}, |s| state_of(s, &task).is_some()).await;
+    until(
+        &mut w,
+        "the task in the store",
+        |_| {},
+        |s| state_of(s, &task).is_some(),
+    )
+    .await;
     // The token as the agent got it: the SDK echoes configs back.
     let config = configs_become(&peer, &task, 1).await.remove(0);
     let token = config["token"].as_str().expect("a token was registered").to_string();
@@ -211,12 +222,31 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
 
     let forged = status_update(&task, &context, "TASK_STATE_COMPLETED", "forged");
     assert_eq!(deliver(&url, None, &forged).await, 401, "no token");
-    assert_eq!(deliver(&url, Some("not-the-token"), &forged).await, 401, "a wrong token");
+    assert_eq!(
+        deliver(&url, Some("not-the-token"), &forged).await,
+        401,
+        "a wrong token"
+    );
     let wrong_length = format!("{token}x");
-    assert_eq!(deliver(&url, Some(&wrong_length), &forged).await, 401, "the token and more");
-    until(&mut w, "three refusals counted", |_| {}, |s| s.agents[0].push_refused == 3).await;
+    assert_eq!(
+        deliver(&url, Some(&wrong_length), &forged).await,
+        401,
+        "the token and more"
+    );
+    until(
+        &mut w,
+        "three refusals counted",
+        |_| {},
+        |s| s.agents[0].push_refused == 3,
+    )
+    .await;
 
-    for garbage in ["not json", "{}", r#"{"statusUpdate": 7}"#, r#"{"statusUpdate": {"status": {}}}"#] {
+    for garbage in [
+        "not json",
+        "{}",
+        r#"{"statusUpdate": 7}"#,
+        r#"{"statusUpdate": {"status": {}}}"#,
+    ] {
         assert_eq!(deliver(&url, Some(&token), garbage).await, 400, "{garbage}");
     }
     // The token is right: a real delivery after the garbage goes in, and nothing came before it.
@@ -235,7 +265,74 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
     )
     .await;
     assert_eq!(before_marker.len(), 1, "only the marker was applied: {before_marker:?}");
-    assert_eq!(state_of(&w.store, &task), Some(TaskState::InputRequired), "the forged end was not applied");
+    assert_eq!(
+        state_of(&w.store, &task),
+        Some(TaskState::InputRequired),
+        "the forged end was not applied"
+    );
     assert_eq!(w.store.agents[0].push_refused, 3);
     w.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_counts_refusals_on_its_agent_lines_and_listens_remotely_only_when_told() {
+    let remote = crate::cli::run(
+        &["--agent", "http://127.0.0.1:9", "--push-listen", "0.0.0.0:0", "--json"],
+        &[],
+    )
+    .await;
+    assert_eq!(remote.status.code(), Some(2), "{}", crate::cli::stderr(&remote));
+    assert!(crate::cli::stderr(&remote).contains("--push-allow-remote"));
+
+    let peer = Peer::start(Sdk::Python13, &["--push"]);
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"))
+        .args([
+            "--agent",
+            &format!("pusher={}", peer.url),
+            "--push-listen",
+            &addr,
+            "--json",
+        ])
+        .env_remove("A2A_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    let mut next_agent_line = async || loop {
+        let line = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .expect("a line in time")
+            .unwrap()
+            .expect("the binary still runs");
+        let line: Value = serde_json::from_str(&line).unwrap();
+        if line.get("health").is_some() {
+            return line;
+        }
+    };
+    // An agent line: the engine, and with it the receiver, is running.
+    let first = next_agent_line().await;
+    assert!(
+        first.get("push_refused").is_none(),
+        "no count before a refusal: {first}"
+    );
+    assert_eq!(
+        deliver(&format!("http://{addr}/push/0"), Some("guess"), "{}").await,
+        401
+    );
+    let counted = loop {
+        let line = next_agent_line().await;
+        if line.get("push_refused").is_some() {
+            break line;
+        }
+    };
+    assert_eq!(counted["push_refused"], 1, "{counted}");
+    assert_eq!(counted["agent"], "pusher");
+    child.kill().await.unwrap();
 }
