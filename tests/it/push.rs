@@ -23,7 +23,8 @@ use crate::scenarios::{connect, message, reply};
 const POLL: Duration = Duration::from_secs(120);
 const DEADLINE: Duration = Duration::from_secs(20);
 
-async fn watch_pushed(url: &str) -> (Watched, Arc<Push>) {
+/// Watches the agent, and the tasks named (0.3 agents have no ListTasks).
+async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
     let push = Arc::new(
         Push::bind(&PushSettings {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -36,6 +37,7 @@ async fn watch_pushed(url: &str) -> (Watched, Arc<Push>) {
     let mut spec = AgentSpec::new(url);
     spec.name = Some("pusher".into());
     spec.poll_interval = POLL;
+    spec.tasks = tasks.iter().map(|t| t.to_string()).collect();
     let store = Store::new([(spec.name.clone(), spec.url.clone())]);
     let (tx, events) = a2a_watch::event::channel(256);
     let opts = WatchOptions {
@@ -65,37 +67,71 @@ fn state_of(store: &Store, task: &str) -> Option<TaskState> {
     store.tasks().find(|t| &*t.key.id == task).map(|t| t.state().clone())
 }
 
-/// The push configs the agent holds for a task, asked over its JSON-RPC interface.
-async fn configs(peer: &Peer, task: &str) -> Vec<Value> {
-    let body =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task}});
-    let reply: Value = reqwest::Client::new()
-        .post(format!("{}/a2a/jsonrpc", peer.url))
-        .header("A2A-Version", "1.0")
-        .json(&body)
-        .send()
-        .await
-        .expect("the agent answers")
-        .json()
-        .await
-        .expect("a JSON-RPC reply");
-    reply["result"]["configs"].as_array().cloned().unwrap_or_default()
+/// A Python SDK agent started with `--push`.
+struct Pusher {
+    peer: Peer,
+    sdk: Sdk,
 }
 
-/// Waits until the agent holds `n` configs for the task.
-async fn configs_become(peer: &Peer, task: &str, n: usize) -> Vec<Value> {
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
-        let found = configs(peer, task).await;
-        if found.len() == n {
-            return found;
+impl Pusher {
+    fn start(sdk: Sdk, args: &[&str]) -> Pusher {
+        let args = [&["--push"], args].concat();
+        Pusher {
+            peer: Peer::start(sdk, &args),
+            sdk,
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the agent kept {} push configs for {task}, not {n}: {found:?}",
-            found.len()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    fn url(&self) -> &str {
+        &self.peer.url
+    }
+
+    /// The push configs the agent holds for a task, asked over its JSON-RPC interface (1.0:
+    /// `{configs: [...]}`; 0.3: a bare array of `{taskId, pushNotificationConfig}`).
+    async fn configs(&self, task: &str) -> Vec<Value> {
+        let (path, body) = match self.sdk {
+            Sdk::Python03 => (
+                "/",
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/list", "params": {"id": task}}),
+            ),
+            _ => (
+                "/a2a/jsonrpc",
+                json!({"jsonrpc": "2.0", "id": 1, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task}}),
+            ),
+        };
+        let reply: Value = reqwest::Client::new()
+            .post(format!("{}{path}", self.url()))
+            .header("A2A-Version", "1.0")
+            .json(&body)
+            .send()
+            .await
+            .expect("the agent answers")
+            .json()
+            .await
+            .expect("a JSON-RPC reply");
+        let configs = reply["result"].get("configs").unwrap_or(&reply["result"]);
+        let configs = configs.as_array().cloned().unwrap_or_default();
+        configs
+            .into_iter()
+            .map(|c| c.get("pushNotificationConfig").cloned().unwrap_or(c))
+            .collect()
+    }
+
+    /// Waits until the agent holds `n` configs for the task.
+    async fn configs_become(&self, task: &str, n: usize) -> Vec<Value> {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let found = self.configs(task).await;
+            if found.len() == n {
+                return found;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the agent kept {} push configs for {task}, not {n}: {found:?}",
+                found.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 }
 
@@ -115,15 +151,15 @@ async fn waiting_task(url: &str, binding: Binding) -> (String, String) {
     }
 }
 
-async fn followed_by_webhooks(binding: Binding) {
-    let args: &[&str] = match binding {
-        Binding::Rest => &["--push", "--prefer", "rest"],
-        Binding::JsonRpc => &["--push"],
+/// 1.0 agents push stream events; 0.3 agents the whole task after each event.
+async fn followed_by_webhooks(sdk: Sdk, binding: Binding) {
+    let agent = match binding {
+        Binding::Rest => Pusher::start(sdk, &["--prefer", "rest"]),
+        Binding::JsonRpc => Pusher::start(sdk, &[]),
     };
-    let peer = Peer::start(Sdk::Python13, args);
-    let (answered, context) = waiting_task(&peer.url, binding).await;
-    let (left_waiting, _) = waiting_task(&peer.url, binding).await;
-    let (mut w, push) = watch_pushed(&peer.url).await;
+    let (answered, context) = waiting_task(agent.url(), binding).await;
+    let (left_waiting, _) = waiting_task(agent.url(), binding).await;
+    let (mut w, push) = watch_pushed(agent.url(), &[&answered, &left_waiting]).await;
     until(
         &mut w,
         "both tasks in the store",
@@ -131,20 +167,20 @@ async fn followed_by_webhooks(binding: Binding) {
         |s| state_of(s, &answered).is_some() && state_of(s, &left_waiting).is_some(),
     )
     .await;
-    let registered = configs_become(&peer, &answered, 1).await;
+    let registered = agent.configs_become(&answered, 1).await;
     assert_eq!(registered[0]["url"], json!(push.url_for(0)));
-    configs_become(&peer, &left_waiting, 1).await;
+    agent.configs_become(&left_waiting, 1).await;
     assert_eq!(w.store.agents[0].health.label(), "polling");
 
-    // The answer starts WORKING -> artifact -> COMPLETED; the next listing is two minutes
-    // away and GetTask polls twenty: only deliveries can bring these in time.
-    let client = connect(&peer.url, binding, None).await;
+    // The answer starts WORKING -> artifact -> COMPLETED. The next listing is two minutes
+    // away, and GetTask is asked again only once a delivery says the task ended (its poll is
+    // twenty minutes away): only a delivery can bring WORKING.
+    let client = connect(agent.url(), binding, None).await;
     client
         .send_message(&reply(&answered, &context, "main").returning_immediately())
         .await
         .unwrap();
-    let mut pushed_states = Vec::new();
-    let mut pushed_artifacts = 0;
+    let mut states = Vec::new();
     until(
         &mut w,
         "the answered task completed",
@@ -152,38 +188,36 @@ async fn followed_by_webhooks(binding: Binding) {
             Event::Update {
                 event: StreamResponse::StatusUpdate(u),
                 ..
-            } if u.task_id == answered => pushed_states.push(u.status.state.clone()),
-            Event::Update {
-                event: StreamResponse::ArtifactUpdate(u),
-                ..
-            } if u.task_id == answered => pushed_artifacts += 1,
+            } if u.task_id == answered => states.push(u.status.state.clone()),
+            Event::Snapshot { task, .. } if task.id == answered => states.push(task.status.state.clone()),
             _ => {}
         },
         |s| state_of(s, &answered) == Some(TaskState::Completed),
     )
     .await;
-    assert!(
-        pushed_states.contains(&TaskState::Working) && pushed_states.contains(&TaskState::Completed),
-        "status updates came by push: {pushed_states:?}"
-    );
-    assert!(pushed_artifacts > 0, "artifact updates came by push");
+    assert!(states.contains(&TaskState::Working), "WORKING came by push: {states:?}");
     // Its watch ended with the task, and took its config with it.
-    configs_become(&peer, &answered, 0).await;
-    assert_eq!(configs(&peer, &left_waiting).await.len(), 1, "the waiting task's stays");
+    agent.configs_become(&answered, 0).await;
+    assert_eq!(agent.configs(&left_waiting).await.len(), 1, "the waiting task's stays");
 
     // Stopping the engine deletes the configs still registered.
     w.engine.shutdown().await;
-    assert!(configs(&peer, &left_waiting).await.is_empty(), "deleted at shutdown");
+    assert!(agent.configs(&left_waiting).await.is_empty(), "deleted at shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_push_over_jsonrpc_follows_tasks_by_webhooks_and_cleans_up() {
-    followed_by_webhooks(Binding::JsonRpc).await;
+    followed_by_webhooks(Sdk::Python13, Binding::JsonRpc).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_push_over_http_json_follows_tasks_by_webhooks_and_cleans_up() {
-    followed_by_webhooks(Binding::Rest).await;
+    followed_by_webhooks(Sdk::Python13, Binding::Rest).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_0_3_push_follows_tasks_by_webhooks_and_cleans_up() {
+    followed_by_webhooks(Sdk::Python03, Binding::JsonRpc).await;
 }
 
 async fn deliver(url: &str, token: Option<&str>, body: &str) -> u16 {
@@ -205,9 +239,9 @@ fn status_update(task: &str, context: &str, state: &str, text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applies_nothing() {
-    let peer = Peer::start(Sdk::Python13, &["--push"]);
-    let (task, context) = waiting_task(&peer.url, Binding::JsonRpc).await;
-    let (mut w, push) = watch_pushed(&peer.url).await;
+    let agent = Pusher::start(Sdk::Python13, &[]);
+    let (task, context) = waiting_task(agent.url(), Binding::JsonRpc).await;
+    let (mut w, push) = watch_pushed(agent.url(), &[]).await;
     until(
         &mut w,
         "the task in the store",
@@ -216,7 +250,7 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
     )
     .await;
     // The token as the agent got it: the SDK echoes configs back.
-    let config = configs_become(&peer, &task, 1).await.remove(0);
+    let config = agent.configs_become(&task, 1).await.remove(0);
     let token = config["token"].as_str().expect("a token was registered").to_string();
     let url = push.url_for(0);
 
@@ -284,7 +318,7 @@ async fn the_binary_counts_refusals_on_its_agent_lines_and_listens_remotely_only
     assert_eq!(remote.status.code(), Some(2), "{}", crate::cli::stderr(&remote));
     assert!(crate::cli::stderr(&remote).contains("--push-allow-remote"));
 
-    let peer = Peer::start(Sdk::Python13, &["--push"]);
+    let agent = Pusher::start(Sdk::Python13, &[]);
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -293,7 +327,7 @@ async fn the_binary_counts_refusals_on_its_agent_lines_and_listens_remotely_only
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"))
         .args([
             "--agent",
-            &format!("pusher={}", peer.url),
+            &format!("pusher={}", agent.url()),
             "--push-listen",
             &addr,
             "--json",

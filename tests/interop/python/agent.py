@@ -410,13 +410,9 @@ def build_app(name: str, base_url: str, token: str | None, prefer: str,
               v03_compat: bool = False, push: bool = False) -> Any:
     approvals = Approvals()
     card = build_card(name, base_url, token, prefer, v03_compat, push)
-    push_args: dict[str, Any] = {}
-    if push:
-        configs = InMemoryPushNotificationConfigStore()
-        push_args = {
-            'push_config_store': configs,
-            'push_sender': BasePushNotificationSender(httpx.AsyncClient(), configs),
-        }
+    configs = InMemoryPushNotificationConfigStore()
+    sender = BasePushNotificationSender(httpx.AsyncClient(), configs)
+    push_args = {'push_config_store': configs, 'push_sender': sender} if push else {}
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(base_url, approvals),
         task_store=InMemoryTaskStore(),
