@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use jiff::Timestamp;
@@ -20,6 +20,7 @@ use tokio::sync::Notify;
 use url::Url;
 
 use crate::a2a::auth::Secret;
+use crate::a2a::sse::DEFAULT_FRAME_LIMIT;
 use crate::a2a::{Client, PushConfig, StateClass, StreamResponse};
 use crate::event::{self, AgentId, Event};
 
@@ -195,6 +196,8 @@ impl Push {
         };
         let app = Router::new()
             .route(&format!("/{PATH}/{{agent}}"), post(deliver))
+            // A delivered task may be as large as a streamed event may be (axum allows 2 MB).
+            .layer(DefaultBodyLimit::max(DEFAULT_FRAME_LIMIT))
             .with_state((self, events));
         if let Err(e) = axum::serve(listener, app).await {
             tracing::warn!(error = %e, "the push receiver stopped");

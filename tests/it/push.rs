@@ -305,6 +305,16 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
         "the forged end was not applied"
     );
     assert_eq!(w.store.agents[0].push_refused, 3);
+
+    // A delivery as large as a streamed event may be goes in; a larger one is refused whole.
+    let large = status_update(&task, &context, "TASK_STATE_INPUT_REQUIRED", &"x".repeat(3 << 20));
+    assert_eq!(
+        deliver(&url, Some(&token), &large).await,
+        200,
+        "over axum's default 2 MB"
+    );
+    let too_large = status_update(&task, &context, "TASK_STATE_INPUT_REQUIRED", &"x".repeat(9 << 20));
+    assert_eq!(deliver(&url, Some(&token), &too_large).await, 413);
     w.engine.shutdown().await;
 }
 
