@@ -156,6 +156,12 @@ impl Push {
         Ok(ended)
     }
 
+    /// A refused registration, as it may be logged: an agent that echoes its params in an error
+    /// would echo the token, which never shows.
+    pub fn shown_error(&self, e: &crate::a2a::Error) -> String {
+        e.to_string().replace(self.token.expose(), "***")
+    }
+
     /// Deletes the task's config, if this session registered one (best effort).
     pub async fn unregister(&self, agent: AgentId, task: &str) {
         let key = (agent, task.to_string());
@@ -293,5 +299,7 @@ mod tests {
             !format!("{push:?}").contains(push.token.expose()),
             "the token never prints"
         );
+        let echoed = crate::a2a::Error::Input(format!("bad config {{token: {}}}", push.token.expose()));
+        assert_eq!(push.shown_error(&echoed), "bad config {token: ***}");
     }
 }

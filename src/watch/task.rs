@@ -247,7 +247,8 @@ impl TaskWatch {
             Ok(ended) => Some(ended),
             Err(e) => {
                 refresh_after(&e, &self.agent_commands);
-                tracing::info!(agent = self.agent, task = %self.id, error = %e, "push config refused; polling");
+                let error = push.shown_error(&e);
+                tracing::info!(agent = self.agent, task = %self.id, %error, "push config refused; polling");
                 None
             }
         }
