@@ -137,6 +137,10 @@ pub enum Event {
         agent: AgentId,
         cut: bool,
     },
+    /// A push delivery came without this session's token, or with another: refused (401).
+    PushRefused {
+        agent: AgentId,
+    },
     /// Something went wrong for one task; shown on its row, never fatal.
     TaskError {
         agent: AgentId,

@@ -43,6 +43,16 @@ pub struct WatchArgs {
     /// Open streams per agent at most; the rest are followed by listing.
     #[arg(long)]
     pub max_streams: Option<usize>,
+    /// Receive push notifications here, `HOST:PORT` (loopback unless --push-allow-remote):
+    /// agents whose card says pushNotifications are asked to post their tasks' events to it.
+    #[arg(long, value_name = "ADDR")]
+    pub push_listen: Option<std::net::SocketAddr>,
+    /// The URL agents reach the push receiver at, when not http://ADDR/ (a tunnel).
+    #[arg(long, value_name = "URL")]
+    pub push_url: Option<url::Url>,
+    /// Let --push-listen use an address other than loopback.
+    #[arg(long)]
+    pub push_allow_remote: bool,
     #[command(flatten)]
     pub screen: ScreenArgs,
 }

@@ -151,6 +151,8 @@ pub struct AgentEntry {
     pub info: Option<AgentInfo>,
     /// The last listing stopped at the page cap: tasks past it are not shown.
     pub listing_cut: bool,
+    /// Push deliveries refused for a missing or wrong token.
+    pub push_refused: u64,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -309,6 +311,7 @@ impl Store {
                     health: Health::Connecting,
                     info: None,
                     listing_cut: false,
+                    push_refused: 0,
                 })
                 .collect(),
             ..Store::default()
@@ -530,6 +533,13 @@ impl Store {
                     _ => Change::Nothing,
                 }
             }
+            Event::PushRefused { agent } => match self.agents.get_mut(agent) {
+                Some(a) => {
+                    a.push_refused += 1;
+                    Change::Agent(agent)
+                }
+                None => Change::Nothing,
+            },
             Event::ListingCut { agent, cut } => match self.agents.get_mut(agent) {
                 Some(a) if a.listing_cut != cut => {
                     a.listing_cut = cut;

@@ -280,12 +280,17 @@ impl AgentWatcher {
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;
         }
-        let healthy = if client.streams() {
-            Health::Streaming
-        } else {
-            Health::Polling {
+        let healthy = match (client.streams(), self.pushes(&client)) {
+            (true, _) => Health::Streaming,
+            (false, None) => Health::Polling {
                 reason: "the card declares no streaming".into(),
-            }
+            },
+            (false, Some(_)) => Health::Polling {
+                reason: format!(
+                    "the card declares no streaming; followed by push notifications (polled {}x slower)",
+                    super::task::PUSHED_POLL
+                ),
+            },
         };
         if !self.health(healthy.clone()).await {
             return;
@@ -452,6 +457,14 @@ impl AgentWatcher {
         self.spawn_watch(client, watched, id, stuck, listed);
     }
 
+    /// The push receiver, if there is one and the agent's card says it pushes.
+    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+        self.opts
+            .push
+            .clone()
+            .filter(|_| client.card.capabilities.push_notifications)
+    }
+
     fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
         watched.live.insert(id.clone());
         let watch = TaskWatch {
@@ -470,6 +483,7 @@ impl AgentWatcher {
             open: self.open.clone(),
             stuck,
             agent_commands: self.myself.clone(),
+            push: self.pushes(client),
         };
         watched.watchers.spawn(watch.run());
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
 use super::agent::Listed;
@@ -32,6 +32,10 @@ const FREE_RESUBSCRIBES: u32 = 5;
 /// `quiet_after` between two checks. A task the agent's listing follows is asked about with
 /// GetTask only at this cap (the listing already fetches what changed); others at every check.
 const QUIET_BACKOFF: u32 = 8;
+
+/// A task that the agent pushes to us and that cannot be streamed is still polled, this many
+/// times slower: a safety net for a delivery lost (pushes are best effort: no retries).
+pub(crate) const PUSHED_POLL: u32 = 10;
 
 /// At most this many events of one stream cross to the store in one send.
 const MAX_BATCH: usize = 256;
@@ -93,6 +97,8 @@ pub(crate) struct TaskWatch {
     pub stuck: u32,
     /// The agent's command channel, to ask for a fresh credential after a 401.
     pub agent_commands: mpsc::Sender<Command>,
+    /// The push receiver, if the agent pushes (its card says so) and `--push-listen` is on.
+    pub push: Option<Arc<crate::push::Push>>,
 }
 
 /// Why a watcher ended, so the agent can free its slot and perhaps come back.
@@ -223,12 +229,43 @@ impl TaskWatch {
     }
 
     /// Runs until the task is terminal, unknown to the agent, stuck, or the store is gone.
-    /// Returns the task id so the agent can free its slot.
+    /// Returns the task id so the agent can free its slot. A push config registered for the
+    /// task is deleted then.
     pub async fn run(self) -> Ended {
+        let ended = self.follow().await;
+        if let Some(push) = &self.push {
+            push.unregister(self.agent, &self.id).await;
+        }
+        ended
+    }
+
+    /// Registers the task with the push receiver, if the agent pushes: Some, what wakes when
+    /// a delivery says the task ended.
+    async fn register_push(&self) -> Option<Arc<Notify>> {
+        let push = self.push.as_ref()?;
+        match push.register(self.agent, &self.client, &self.id).await {
+            Ok(ended) => Some(ended),
+            Err(e) => {
+                refresh_after(&e, &self.agent_commands);
+                let error = push.shown_error(&e);
+                tracing::info!(agent = self.agent, task = %self.id, %error, "push config refused; polling");
+                None
+            }
+        }
+    }
+
+    async fn follow(&self) -> Ended {
         let mut failures = 0u32;
         let mut short = 0u32;
         let mut check_failures = 0u32;
         let mut polling = !self.client.streams();
+        let pushed = self.register_push().await;
+        // Followed by deliveries: GetTask only as a slow safety net, or at once when a delivery
+        // says the task ended.
+        let poll = match &pushed {
+            Some(_) if polling => self.poll * PUSHED_POLL,
+            _ => self.poll,
+        };
         if polling {
             self.mode(WatchMode::Polling).await;
         }
@@ -286,9 +323,14 @@ impl TaskWatch {
                     }
                     let wait = match &failed {
                         Some(e) => wait_after(e, check_failures, self.max_backoff).max(self.poll),
-                        None => self.poll,
+                        None => poll,
                     };
-                    tokio::time::sleep(wait).await;
+                    match &pushed {
+                        Some(ended) => {
+                            let _ = tokio::time::timeout(wait, ended.notified()).await;
+                        }
+                        None => tokio::time::sleep(wait).await,
+                    }
                 }
             }
             // An interrupted task that becomes active again may accept a subscription now.
