@@ -7,15 +7,19 @@
 //! front ends in `dashboard` and `headless`, and the app's errors with their exit codes in `error`.
 
 mod args;
+mod artifacts;
 mod commands;
+mod conventions;
 mod dashboard;
 mod demo;
 mod error;
 mod follow;
 mod headless;
 mod out;
+mod parts;
 mod print;
 mod specs;
+mod status;
 
 use std::process::ExitCode;
 
@@ -73,7 +77,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         return watch(conn, &cli.watch).await;
     };
     match command {
-        Command::Card { url, json } => commands::card(conn, &url, json).await,
+        Command::Card { url, json, extended } => commands::card(conn, &url, json, extended).await,
         Command::List {
             url,
             context,
@@ -83,17 +87,23 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Command::Send {
             url,
             text,
+            parts,
             context,
             follow,
             no_wait,
-        } => commands::send(conn, &url, text, context, follow, no_wait).await,
+        } => commands::send(conn, &url, text, &parts, context, follow, no_wait).await,
         Command::Reply(args) => commands::reply(conn, args).await,
         Command::Get {
             url,
             task_id,
             history,
             json,
-        } => commands::get(conn, &url, &task_id, history, json).await,
+            save_artifacts,
+            force,
+        } => {
+            let save_to = save_artifacts.as_deref().map(|dir| (dir, force));
+            commands::get(conn, &url, &task_id, history, json, save_to).await
+        }
         Command::Cancel { url, task_id } => commands::cancel(conn, &url, &task_id).await,
         Command::ServeDemo {
             base_port,
@@ -105,6 +115,12 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             delay,
             screen,
         } => demo::run(base_port, delay, &screen).await,
+        Command::Status(args) => status::status(conn, args).await,
+        Command::Completions { shell } => {
+            conventions::completions(shell);
+            Ok(())
+        }
+        Command::Man => conventions::man(),
     }
 }
 

@@ -12,11 +12,20 @@ use crate::config::{AgentConfig, Config, parse_binding};
 use crate::push::{Push, PushError, PushSettings};
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
+/// `--timeout` when not given, for every command but `status`.
+const REQUEST_TIMEOUT: f64 = 30.0;
+
 impl ConnArgs {
-    pub fn options(&self) -> Result<ClientOptions, Error> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+    /// `--timeout`, or `default` when not given; checked.
+    pub fn timeout_or(&self, default: f64) -> Result<Duration, Error> {
+        let seconds = self.timeout.unwrap_or(default);
+        if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
         }
+        Ok(Duration::from_secs_f64(seconds))
+    }
+
+    pub fn options(&self) -> Result<ClientOptions, Error> {
         Ok(ClientOptions {
             name: self.name.clone(),
             binding: self.binding.map(|b| match b {
@@ -26,7 +35,7 @@ impl ConnArgs {
             token: self.token.clone(),
             headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
             allow_insecure_http: self.allow_insecure_http,
-            request_timeout: Duration::from_secs_f64(self.timeout),
+            request_timeout: self.timeout_or(REQUEST_TIMEOUT)?,
             ..ClientOptions::default()
         })
     }
@@ -56,17 +65,27 @@ fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
 }
 /// The agents of the config file and of `--agent`, with `--task` ids attached.
 pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
+    specs_of(conn, &args.agents, &args.tasks, config)
+}
+
+/// `agent_specs` from the flags themselves, for commands other than the dashboard (`status`).
+pub fn specs_of(
+    conn: &ConnArgs,
+    agents: &[String],
+    tasks: &[String],
+    config: &Config,
+) -> Result<Vec<AgentSpec>, Error> {
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
-    let shared = specs.len() + args.agents.len() > 1;
+    let shared = specs.len() + agents.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
-    if conn.name.is_some() && args.agents.len() > 1 {
+    if conn.name.is_some() && agents.len() > 1 {
         return Err(Error::Usage(
             "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
         ));
     }
-    for arg in &args.agents {
+    for arg in agents {
         let (name, url) = parse_agent_arg(arg);
         let name = name.or_else(|| conn.name.clone());
         let mut spec = AgentSpec::new(url);
@@ -86,7 +105,7 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         }
         specs.push(spec);
     }
-    for task in &args.tasks {
+    for task in tasks {
         let (agent, id) = task
             .split_once(':')
             .filter(|(a, i)| !a.is_empty() && !i.is_empty())
