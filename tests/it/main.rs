@@ -2,6 +2,7 @@ mod answers;
 mod bursts;
 mod cli;
 mod configs;
+mod conventions;
 mod demo_client;
 mod demo_wire;
 mod discovery;
