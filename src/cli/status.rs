@@ -6,8 +6,9 @@
 //! - waiting: INPUT_REQUIRED and AUTH_REQUIRED, a person's turn;
 //! - failed: FAILED and REJECTED, work that did not happen;
 //! - working: SUBMITTED and WORKING;
-//! - unreachable: agents whose card or listing did not come (0.3 agents, which have no
-//!   ListTasks, among them).
+//! - unreachable: agents whose card or listing did not come.
+//!
+//! 0.3 agents have no ListTasks: they are read (their card answers) but add nothing.
 //!
 //! COMPLETED and CANCELED are not shown: a prompt with nothing to do prints nothing.
 
@@ -122,11 +123,12 @@ async fn tasks_of(spec: &AgentSpec, limit: Duration) -> Result<Vec<Task>, String
             .await
             .map_err(|health| health.detail().unwrap_or_else(|| health.label().to_string()))?;
         let client = Client::connect(&spec.url, options).await.map_err(|e| e.to_string())?;
-        let listing = client
-            .list_pages(&ListTasksRequest::default(), MAX_PAGES)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(listing.tasks)
+        match client.list_pages(&ListTasksRequest::default(), MAX_PAGES).await {
+            Ok(listing) => Ok(listing.tasks),
+            // 0.3 has no ListTasks: the agent answered its card, it just cannot be counted.
+            Err(crate::a2a::Error::NotInVersion { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e.to_string()),
+        }
     };
     tokio::time::timeout(limit, round)
         .await

@@ -191,13 +191,30 @@ async fn status_gives_up_on_a_silent_agent_within_its_timeout_and_shows_no_agent
         })
     })
     .await;
+    // A 0.3 agent answers its card but has no ListTasks: read, not counted, not unreachable.
+    let old = Agent::start(card_0_3("old", json!({})), |_| None).await;
     let out = run(
-        &["status", "--agent", &hostile.url, "--agent", &silent, "--timeout", "1"],
+        &[
+            "status",
+            "--agent",
+            &hostile.url,
+            "--agent",
+            &silent,
+            "--agent",
+            &old.url,
+            "--timeout",
+            "1",
+            "--format",
+            "json",
+        ],
         &[],
     )
     .await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "◆ 1 waiting · ✖ 1 unreachable\n");
+    assert_eq!(
+        lines(&out),
+        vec![json!({"waiting": 1, "failed": 0, "working": 0, "unreachable": 1, "agents": 3})]
+    );
     assert!(stderr(&out).contains("no answer within 1 s"), "{}", stderr(&out));
     assert!(!out.stderr.contains(&0x1b) && !out.stdout.contains(&0x1b));
     holder.abort();
