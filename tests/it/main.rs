@@ -1,6 +1,7 @@
 mod answers;
 mod bursts;
 mod cli;
+mod client_parts;
 mod configs;
 mod conventions;
 mod demo_client;
