@@ -150,12 +150,13 @@ async fn status_counts_what_waits_and_what_failed_and_says_who_could_not_be_read
         vec![json!({"waiting": 1, "failed": 1, "working": 0, "unreachable": 0, "agents": 3})]
     );
 
-    // Nothing listens on port 9 of loopback: counted, said, exit 1; the others still counted.
+    // Nothing listens on port 9 of loopback: counted, said, exit 1; the others still counted,
+    // agents named before the command too.
     let down = run(
         &[
-            "status",
             "--agent",
             reviewer,
+            "status",
             "--agent",
             "http://127.0.0.1:9",
             "--timeout",
