@@ -115,12 +115,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             delay,
             screen,
         } => demo::run(base_port, delay, &screen).await,
-        Command::Status(mut args) => {
-            // `a2a-watch --agent URL status` names its agents before the command: count them too.
-            args.agents.extend(cli.watch.agents);
-            args.config = args.config.or(cli.watch.config);
-            status::status(conn, args).await
-        }
+        Command::Status(args) => status::status(conn, args, cli.watch).await,
         Command::Completions { shell } => {
             conventions::completions(shell);
             Ok(())

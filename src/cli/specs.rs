@@ -65,27 +65,17 @@ fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
 }
 /// The agents of the config file and of `--agent`, with `--task` ids attached.
 pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
-    specs_of(conn, &args.agents, &args.tasks, config)
-}
-
-/// `agent_specs` from the flags themselves, for commands other than the dashboard (`status`).
-pub fn specs_of(
-    conn: &ConnArgs,
-    agents: &[String],
-    tasks: &[String],
-    config: &Config,
-) -> Result<Vec<AgentSpec>, Error> {
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
-    let shared = specs.len() + agents.len() > 1;
+    let shared = specs.len() + args.agents.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
-    if conn.name.is_some() && agents.len() > 1 {
+    if conn.name.is_some() && args.agents.len() > 1 {
         return Err(Error::Usage(
             "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
         ));
     }
-    for arg in agents {
+    for arg in &args.agents {
         let (name, url) = parse_agent_arg(arg);
         let name = name.or_else(|| conn.name.clone());
         let mut spec = AgentSpec::new(url);
@@ -105,7 +95,7 @@ pub fn specs_of(
         }
         specs.push(spec);
     }
-    for task in tasks {
+    for task in &args.tasks {
         let (agent, id) = task
             .split_once(':')
             .filter(|(a, i)| !a.is_empty() && !i.is_empty())

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::args::{ConnArgs, StatusArgs, StatusFormat};
-use super::specs::specs_of;
+use super::args::{ConnArgs, StatusArgs, StatusFormat, WatchArgs};
+use super::specs::{agent_specs, watch_options};
 use super::{Error, out};
 use crate::a2a::client::MAX_PAGES;
 use crate::a2a::{Client, ListTasksRequest, Task, TaskState};
@@ -78,16 +78,25 @@ impl Counts {
     }
 }
 
-pub async fn status(conn: &ConnArgs, args: StatusArgs) -> Result<(), Error> {
-    let config = Config::load(args.config.as_deref())?;
-    let specs = specs_of(conn, &args.agents, &[], &config)?;
+/// `status`; `before` holds what came before the command (`a2a-watch --agent URL status`):
+/// its agents are counted too, and its `--context` narrows every listing.
+pub async fn status(conn: &ConnArgs, args: StatusArgs, before: WatchArgs) -> Result<(), Error> {
+    let mut watch = before;
+    watch.agents.extend(args.agents);
+    watch.config = args.config.or(watch.config);
+    let config = Config::load(watch.config.as_deref())?;
+    let specs = agent_specs(conn, &watch, &config)?;
+    let request = ListTasksRequest {
+        context_id: watch_options(&watch, &config).context,
+        ..ListTasksRequest::default()
+    };
     if specs.is_empty() {
         return Err(Error::Usage(
             "no agents: pass --agent URL or add [[agent]] to the config file".into(),
         ));
     }
     let limit = conn.timeout_or(STATUS_TIMEOUT)?;
-    let rounds = specs.iter().map(|spec| tasks_of(spec, limit));
+    let rounds = specs.iter().map(|spec| tasks_of(spec, &request, limit));
     let results = futures::future::join_all(rounds).await;
     let mut counts = Counts {
         agents: specs.len(),
@@ -116,14 +125,14 @@ pub async fn status(conn: &ConnArgs, args: StatusArgs) -> Result<(), Error> {
 }
 
 /// Every task one agent lists (every page), or why not, within `limit`.
-async fn tasks_of(spec: &AgentSpec, limit: Duration) -> Result<Vec<Task>, String> {
+async fn tasks_of(spec: &AgentSpec, request: &ListTasksRequest, limit: Duration) -> Result<Vec<Task>, String> {
     let round = async {
         let options = spec
             .client_options(WatchOptions::default().token_command_timeout.min(limit))
             .await
             .map_err(|health| health.detail().unwrap_or_else(|| health.label().to_string()))?;
         let client = Client::connect(&spec.url, options).await.map_err(|e| e.to_string())?;
-        match client.list_pages(&ListTasksRequest::default(), MAX_PAGES).await {
+        match client.list_pages(request, MAX_PAGES).await {
             Ok(listing) => Ok(listing.tasks),
             // 0.3 has no ListTasks: the agent answered its card, it just cannot be counted.
             Err(crate::a2a::Error::NotInVersion { .. }) => Ok(Vec::new()),

@@ -150,6 +150,15 @@ async fn status_counts_what_waits_and_what_failed_and_says_who_could_not_be_read
         vec![json!({"waiting": 1, "failed": 1, "working": 0, "unreachable": 0, "agents": 3})]
     );
 
+    // `--context` before the command narrows every listing: no task is in this one.
+    let elsewhere = run(&[&["--context", "no-such-context"][..], &both[..]].concat(), &[]).await;
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", stderr(&elsewhere));
+    assert!(
+        elsewhere.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&elsewhere.stdout)
+    );
+
     // Nothing listens on port 9 of loopback: counted, said, exit 1; the others still counted,
     // agents named before the command too.
     let down = run(
