@@ -39,6 +39,9 @@ impl Config {
 pub struct Config {
     #[serde(default)]
     pub agent: Vec<AgentConfig>,
+    /// Taps in a planner's path (`--tap`); each one's upstream is an agent row.
+    #[serde(default)]
+    pub tap: Vec<TapConfig>,
     /// A built-in theme name or a path.
     pub theme: Option<String>,
     /// Only this context (one planner's delegations).
@@ -94,6 +97,21 @@ pub struct AgentConfig {
     /// Task ids to watch even if ListTasks does not show them.
     #[serde(default)]
     pub tasks: Vec<String>,
+}
+
+/// One `[[tap]]` table: like `--tap [NAME=]LISTEN=UPSTREAM`. The agent row it makes takes its
+/// credential as `--agent NAME=URL` would; give an `[[agent]]` with the same url for more.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapConfig {
+    pub name: Option<String>,
+    /// `IP:PORT` the planner is pointed at.
+    pub listen: String,
+    /// The agent's base URL.
+    pub upstream: String,
+    /// Listen on an address that is not loopback (default false).
+    #[serde(default)]
+    pub allow_remote: bool,
 }
 
 /// The default location, if the platform has one.

@@ -7,7 +7,8 @@ use super::Error;
 use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, Client, ClientOptions};
-use crate::config::{AgentConfig, Config, parse_binding};
+use crate::config::{AgentConfig, Config, TapConfig, parse_binding};
+use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
 impl ConnArgs {
@@ -57,16 +58,15 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
-    let shared = specs.len() + args.agents.len() > 1;
+    let shared = specs.len() + args.agents.len() + args.taps.len() + config.tap.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
     if conn.name.is_some() && args.agents.len() > 1 {
         return Err(Error::Usage(
             "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
         ));
     }
-    for arg in &args.agents {
-        let (name, url) = parse_agent_arg(arg);
-        let name = name.or_else(|| conn.name.clone());
+    // An agent named on the command line takes the connection flags.
+    let flag_agent = |name: Option<String>, url: String| {
         let mut spec = AgentSpec::new(url);
         spec.client = ClientOptions {
             name: name.clone(),
@@ -82,7 +82,25 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
                 Credential::Value(token.clone())
             };
         }
-        specs.push(spec);
+        spec
+    };
+    for arg in &args.agents {
+        let (name, url) = parse_agent_arg(arg);
+        specs.push(flag_agent(name.or_else(|| conn.name.clone()), url));
+    }
+    for (i, tap) in config.tap.iter().enumerate() {
+        let tap = config_tap(tap).map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
+        attach_tap(&mut specs, tap, |name, url| {
+            let mut spec = AgentSpec::new(url);
+            spec.client.name.clone_from(&name);
+            spec.name = name;
+            spec
+        })?;
+    }
+    for arg in &args.taps {
+        let tap = crate::tap::parse_arg(arg).map_err(Error::Usage)?;
+        crate::tap::check_listen(tap.listen, args.tap_allow_remote).map_err(|e| Error::Usage(format!("--tap: {e}")))?;
+        attach_tap(&mut specs, tap, flag_agent)?;
     }
     for task in &args.tasks {
         let (agent, id) = task
@@ -105,6 +123,54 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         specs[index].tasks.push(id.to_string());
     }
     Ok(specs)
+}
+
+/// A `[[tap]]` table, checked as `--tap` is.
+fn config_tap(tap: &TapConfig) -> Result<TapArg, String> {
+    let listen = tap
+        .listen
+        .parse()
+        .map_err(|_| format!("listen {:?} is not IP:PORT, like 127.0.0.1:9000", tap.listen))?;
+    crate::tap::check_listen(listen, tap.allow_remote)?;
+    crate::tap::upstream_url(&tap.upstream)?;
+    Ok(TapArg {
+        name: tap.name.clone(),
+        listen,
+        upstream: tap.upstream.clone(),
+    })
+}
+
+/// A tap in front of an agent already listed (the same URL) is that agent's; otherwise its
+/// upstream becomes an agent of its own, made by `new`.
+fn attach_tap(
+    specs: &mut Vec<AgentSpec>,
+    tap: TapArg,
+    new: impl FnOnce(Option<String>, String) -> AgentSpec,
+) -> Result<(), Error> {
+    let same = |s: &AgentSpec| s.url.trim_end_matches('/') == tap.upstream.trim_end_matches('/');
+    let Some(spec) = specs.iter_mut().find(|s| same(s)) else {
+        let mut spec = new(tap.name, tap.upstream);
+        spec.tap = Some(tap.listen);
+        specs.push(spec);
+        return Ok(());
+    };
+    let shown = crate::a2a::discovery::shown_input(&tap.upstream);
+    if spec.tap.is_some() {
+        return Err(Error::Usage(format!("two taps in front of {shown}: one is enough")));
+    }
+    if tap.name.is_some() && spec.name.is_some() && tap.name != spec.name {
+        return Err(Error::Usage(format!(
+            "the tap in front of {shown} names it {:?}, its agent entry {:?}: give one name",
+            tap.name.unwrap_or_default(),
+            spec.name.clone().unwrap_or_default()
+        )));
+    }
+    if spec.name.is_none() {
+        spec.client.name.clone_from(&tap.name);
+        spec.name = tap.name;
+    }
+    spec.tap = Some(tap.listen);
+    Ok(())
 }
 
 /// Built here rather than in `config`, so that flags and config become agents in one place.
