@@ -118,22 +118,25 @@ impl Taps {
         Ok(Taps { bound })
     }
 
+    /// Where each tap listens (a port 0 given is the port taken), with its agent.
+    pub fn addresses(&self) -> Vec<(AgentId, SocketAddr)> {
+        (self.bound.iter())
+            .filter_map(|b| Some((b.agent, b.listener.local_addr().ok()?)))
+            .collect()
+    }
+
     /// One line per tap: where the planner is pointed, and where it leads.
     pub fn describe(&self) -> Vec<String> {
-        self.bound
-            .iter()
-            .map(|b| {
-                let at = b.listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string());
-                let remote = b
-                    .listener
-                    .local_addr()
-                    .is_ok_and(|a| !a.ip().is_loopback())
+        (self.bound.iter())
+            .filter_map(|b| {
+                let at = b.listener.local_addr().ok()?;
+                let remote = (!at.ip().is_loopback())
                     .then_some(" (not loopback: reachable from other machines)")
                     .unwrap_or_default();
-                format!(
+                Some(format!(
                     "tap: point the planner at http://{at} (forwards to {}){remote}",
                     discovery::shown_input(b.upstream.as_str())
-                )
+                ))
             })
             .collect()
     }
