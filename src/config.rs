@@ -39,9 +39,6 @@ impl Config {
 pub struct Config {
     #[serde(default)]
     pub agent: Vec<AgentConfig>,
-    /// Taps in a planner's path (`--tap`); each one's upstream is an agent row.
-    #[serde(default)]
-    pub tap: Vec<TapConfig>,
     /// A built-in theme name or a path.
     pub theme: Option<String>,
     /// Only this context (one planner's delegations).
@@ -70,6 +67,9 @@ pub struct Config {
     /// Seconds an answer, approval or new task sent from the dashboard may go without an
     /// outcome before the box says so and offers a retry with the same messageId (default 30).
     pub answer_timeout: Option<f64>,
+    /// Taps in a planner's path (`--tap`); each one's upstream is an agent row.
+    #[serde(default)]
+    pub tap: Vec<TapConfig>,
 }
 
 /// One `[[agent]]` table; `AgentConfig::spec`, in `cli/specs.rs`, turns it into an agent to watch.
@@ -143,6 +143,13 @@ pub enum ConfigError {
     },
     #[error("{}: answer_timeout must be a positive number of seconds", path.display())]
     AnswerTimeout { path: PathBuf },
+    /// `number` counts from 1, as a reader counts the `[[tap]]` tables.
+    #[error("{}: [[tap]] #{number}: {problem}", path.display())]
+    Tap {
+        path: PathBuf,
+        number: usize,
+        problem: String,
+    },
     /// `number` counts from 1, as a reader counts the `[[agent]]` tables.
     #[error("{}: [[agent]] #{number} ({url}): {problem}", path.display())]
     Agent {
@@ -209,6 +216,13 @@ impl Config {
                 path: path.to_path_buf(),
                 number: i + 1,
                 url: a.url.clone(),
+                problem,
+            })?;
+        }
+        for (i, tap) in config.tap.iter().enumerate() {
+            crate::tap::TapArg::from_config(tap).map_err(|problem| ConfigError::Tap {
+                path: path.to_path_buf(),
+                number: i + 1,
                 problem,
             })?;
         }

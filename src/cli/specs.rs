@@ -7,7 +7,7 @@ use super::Error;
 use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, Client, ClientOptions};
-use crate::config::{AgentConfig, Config, TapConfig, parse_binding};
+use crate::config::{AgentConfig, Config, parse_binding};
 use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
@@ -89,7 +89,8 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         specs.push(flag_agent(name.or_else(|| conn.name.clone()), url));
     }
     for (i, tap) in config.tap.iter().enumerate() {
-        let tap = config_tap(tap).map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
+        let tap =
+            TapArg::from_config(tap).map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
         attach_tap(&mut specs, tap, |name, url| {
             let mut spec = AgentSpec::new(url);
             spec.client.name.clone_from(&name);
@@ -123,21 +124,6 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         specs[index].tasks.push(id.to_string());
     }
     Ok(specs)
-}
-
-/// A `[[tap]]` table, checked as `--tap` is.
-fn config_tap(tap: &TapConfig) -> Result<TapArg, String> {
-    let listen = tap
-        .listen
-        .parse()
-        .map_err(|_| format!("listen {:?} is not IP:PORT, like 127.0.0.1:9000", tap.listen))?;
-    crate::tap::check_listen(listen, tap.allow_remote)?;
-    crate::tap::upstream_url(&tap.upstream)?;
-    Ok(TapArg {
-        name: tap.name.clone(),
-        listen,
-        upstream: tap.upstream.clone(),
-    })
 }
 
 /// A tap in front of an agent already listed (the same URL) is that agent's; otherwise its
@@ -357,6 +343,72 @@ mod tests {
             format!("{:?}", spec.client).contains("X-Api-Key"),
             "header names still show"
         );
+    }
+
+    #[test]
+    fn a_tap_joins_the_agent_of_its_url_or_makes_its_own() {
+        let c = cli(&[
+            "--agent",
+            "ops=http://127.0.0.1:1/",
+            "--tap",
+            "127.0.0.1:9000=http://127.0.0.1:1",
+            "--tap",
+            "dev=127.0.0.1:9001=http://127.0.0.1:2",
+            "--task",
+            "dev:t-1",
+        ]);
+        let specs = agent_specs(&c.conn, &c.watch, &Config::default()).unwrap();
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[0].name.as_deref(), Some("ops"));
+        assert_eq!(specs[0].tap, Some("127.0.0.1:9000".parse().unwrap()));
+        assert_eq!(specs[1].url, "http://127.0.0.1:2");
+        assert_eq!(specs[1].client.name.as_deref(), Some("dev"), "it selects A2A_TOKEN_DEV");
+        assert_eq!(specs[1].tap, Some("127.0.0.1:9001".parse().unwrap()));
+        assert_eq!(specs[1].tasks, ["t-1"]);
+        let config = Config::parse(
+            "[[agent]]\nurl = \"http://127.0.0.1:3\"\ntoken_env = \"T\"\n[[tap]]\nname = \"qa\"\nlisten = \"127.0.0.1:9002\"\nupstream = \"http://127.0.0.1:3\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        let none = cli(&[]);
+        let specs = agent_specs(&none.conn, &none.watch, &config).unwrap();
+        assert_eq!(specs.len(), 1, "the tap is the configured agent's");
+        assert!(matches!(specs[0].credential, Credential::Env(ref v) if v == "T"));
+        assert_eq!(specs[0].name.as_deref(), Some("qa"));
+    }
+
+    #[test]
+    fn taps_off_loopback_twice_or_misnamed_are_refused() {
+        for (args, says) in [
+            (&["--tap", "0.0.0.0:9000=http://127.0.0.1:1"][..], "--tap-allow-remote"),
+            (
+                &[
+                    "--tap",
+                    "127.0.0.1:9000=http://127.0.0.1:1",
+                    "--tap",
+                    "127.0.0.1:9001=http://127.0.0.1:1",
+                ],
+                "two taps",
+            ),
+            (
+                &[
+                    "--agent",
+                    "a=http://127.0.0.1:1",
+                    "--tap",
+                    "b=127.0.0.1:9000=http://127.0.0.1:1",
+                ],
+                "give one name",
+            ),
+        ] {
+            let c = cli(args);
+            let err = agent_specs(&c.conn, &c.watch, &Config::default()).unwrap_err();
+            assert!(
+                matches!(err, Error::Usage(_)) && err.to_string().contains(says),
+                "{err}"
+            );
+        }
+        let allowed = cli(&["--tap-allow-remote", "--tap", "0.0.0.0:9000=http://127.0.0.1:1"]);
+        assert!(agent_specs(&allowed.conn, &allowed.watch, &Config::default()).is_ok());
     }
 
     #[test]

@@ -28,6 +28,7 @@ use tokio::task::JoinSet;
 use url::Url;
 
 use crate::a2a::discovery;
+use crate::config::TapConfig;
 use crate::event::{self, AgentId};
 use crate::watch::AgentSpec;
 
@@ -39,6 +40,23 @@ pub struct TapArg {
     pub name: Option<String>,
     pub listen: SocketAddr,
     pub upstream: String,
+}
+
+impl TapArg {
+    /// A `[[tap]]` table, checked as `--tap` is.
+    pub fn from_config(tap: &TapConfig) -> Result<TapArg, String> {
+        let listen = tap
+            .listen
+            .parse()
+            .map_err(|_| format!("listen {:?} is not IP:PORT, like 127.0.0.1:9000", tap.listen))?;
+        check_listen(listen, tap.allow_remote)?;
+        upstream_url(&tap.upstream)?;
+        Ok(TapArg {
+            name: tap.name.clone(),
+            listen,
+            upstream: tap.upstream.clone(),
+        })
+    }
 }
 
 /// `[NAME=]LISTEN=UPSTREAM`. Neither NAME nor LISTEN holds a `=`; the URL may (`?a=b`). Errors
@@ -130,9 +148,11 @@ impl Taps {
         (self.bound.iter())
             .filter_map(|b| {
                 let at = b.listener.local_addr().ok()?;
-                let remote = (!at.ip().is_loopback())
-                    .then_some(" (not loopback: reachable from other machines)")
-                    .unwrap_or_default();
+                let remote = if at.ip().is_loopback() {
+                    ""
+                } else {
+                    " (not loopback: reachable from other machines)"
+                };
                 Some(format!(
                     "tap: point the planner at http://{at} (forwards to {}){remote}",
                     discovery::shown_input(b.upstream.as_str())

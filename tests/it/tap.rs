@@ -6,7 +6,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,10 +20,10 @@ use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::{Notify, mpsc};
 
-use crate::cli::{lines, run, stderr};
+use crate::cli::{lines, run, spawn, stderr};
 use crate::demo_client::{TOKEN, start_demo};
 use crate::peers::{Peer, Sdk};
 
@@ -45,20 +44,8 @@ impl Dashboard {
     async fn start(args: &[&str]) -> Dashboard {
         let taps = args.iter().filter(|a| **a == "--tap").count();
         let log = std::env::temp_dir().join(format!("a2a-watch-tap-{}.log", uuid::Uuid::new_v4()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a-watch"))
-            .arg("--json")
-            .arg("--log-file")
-            .arg(&log)
-            .args(args)
-            .env_remove("A2A_TOKEN")
-            .env_remove("A2A_TOKEN_DEPLOYER")
-            .env("RUST_LOG", "a2a_watch=trace")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the binary runs");
+        let head = ["--json", "--log-file", log.to_str().unwrap()];
+        let mut child = spawn(&[&head[..], args].concat(), &[("RUST_LOG", "a2a_watch=trace")]);
         let stdout = Arc::new(Mutex::new(Vec::new()));
         let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
         let collected = stdout.clone();
@@ -165,6 +152,21 @@ async fn plan(url: &str, text: &str, flags: &[&str]) -> (String, String) {
     )
 }
 
+/// The planner's sends one after the other, `(tap, text, flags)`, each with `common` flags
+/// too; checks the last states it saw and returns `(task, state)` of each.
+async fn plan_all(steps: &[(&str, &str, &[&str])], common: &[&str], states: &[&str]) -> Vec<(String, String)> {
+    let mut seen = Vec::new();
+    for (url, text, flags) in steps {
+        seen.push(plan(url, text, &[*flags, common].concat()).await);
+    }
+    let last: Vec<&str> = seen.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(last, states);
+    seen
+}
+
+/// HTTP+JSON rather than the card's first choice (JSON-RPC), and every event of the stream.
+const REST_FOLLOW: &[&str] = &["--binding", "rest", "--follow"];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_planners_tasks_on_demo_agents_show_with_the_states_it_saw() {
     let agents = start_demo().await;
@@ -172,25 +174,26 @@ async fn the_planners_tasks_on_demo_agents_show_with_the_states_it_saw() {
     let deployer = format!("deployer=127.0.0.1:0={}", agents.url("deployer"));
     let dash = Dashboard::start(&["--tap", &runner, "--tap", &deployer]).await;
     let (runner, deployer) = (&dash.taps[0], &dash.taps[1]);
-    let with_token = ["--token", TOKEN];
-    let seen = vec![
-        plan(runner, "run the tests of payments-api", &[]).await,
-        plan(
-            runner,
-            "run the tests, they will fail",
-            &["--binding", "rest", "--follow"],
-        )
-        .await,
-        plan(deployer, "deploy build 2026.10.06-1 to production", &with_token).await,
-        plan(
-            deployer,
-            "deploy build 2026.10.06-1 to staging",
-            &[&with_token[..], &["--binding", "rest", "--follow"]].concat(),
-        )
-        .await,
-    ];
-    let states: Vec<&str> = seen.iter().map(|(_, s)| s.as_str()).collect();
-    assert_eq!(states, ["COMPLETED", "FAILED", "REJECTED", "AUTH_REQUIRED"]);
+    let seen = plan_all(
+        &[
+            (runner, "run the tests of payments-api", &[]),
+            (runner, "run the tests, they will fail", REST_FOLLOW),
+        ],
+        &[],
+        &["COMPLETED", "FAILED"],
+    )
+    .await;
+    // The planner has the deployer's token; a2a-watch does not.
+    let deploys = plan_all(
+        &[
+            (deployer, "deploy build 2026.10.06-1 to production", &[]),
+            (deployer, "deploy build 2026.10.06-1 to staging", REST_FOLLOW),
+        ],
+        &["--token", TOKEN],
+        &["REJECTED", "AUTH_REQUIRED"],
+    )
+    .await;
+    let seen = [seen, deploys].concat();
     dash.wait_for_states(&seen).await;
     // a2a-watch has no token for the deployer: what it shows of it came through the tap.
     assert_eq!(dash.health("deployer").as_deref(), Some("unauthorized"));
@@ -210,21 +213,19 @@ async fn the_sdk_agents_tasks_show_through_the_tap_1_0_with_a_token_and_0_3() {
     ])
     .await;
     let (tap, tap03) = (&dash.taps[0], &dash.taps[1]);
-    let with_token = ["--token", PLANNER_TOKEN];
-    let seen = vec![
-        plan(tap, "run tests", &with_token).await,
-        plan(
-            tap,
-            "fail",
-            &[&with_token[..], &["--binding", "rest", "--follow"]].concat(),
-        )
-        .await,
-        plan(tap, "question", &[&with_token[..], &["--follow"]].concat()).await,
-        plan(tap03, "run tests", &[]).await,
-        plan(tap03, "fail", &["--follow"]).await,
-    ];
-    let states: Vec<&str> = seen.iter().map(|(_, s)| s.as_str()).collect();
-    assert_eq!(states, ["COMPLETED", "FAILED", "INPUT_REQUIRED", "COMPLETED", "FAILED"]);
+    let token = ["--token", PLANNER_TOKEN];
+    let seen = plan_all(
+        &[
+            (tap, "run tests", &token),
+            (tap, "fail", &[&token[..], REST_FOLLOW].concat()),
+            (tap, "question", &[&token[..], &["--follow"]].concat()),
+            (tap03, "run tests", &[]),
+            (tap03, "fail", &["--follow"]),
+        ],
+        &[],
+        &["COMPLETED", "FAILED", "INPUT_REQUIRED", "COMPLETED", "FAILED"],
+    )
+    .await;
     dash.wait_for_states(&seen).await;
     // Its own calls carry no token (none was configured), so the agent refuses a2a-watch: the
     // planner's token was never borrowed.
@@ -253,23 +254,12 @@ async fn through_the_tap_the_planner_gets_the_bytes_it_gets_direct_but_for_the_c
     let http = reqwest::Client::new();
 
     // The card: the upstream's interface URLs now lead to the tap, and nothing else changed.
-    let card_path = "/.well-known/agent-card.json";
-    let direct: Value = http
-        .get(format!("{}{card_path}", py.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let tapped: Value = http
-        .get(format!("{tap}{card_path}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card = |base: &str| {
+        let url = format!("{base}/.well-known/agent-card.json");
+        async { exchange(http.get(url)).await.2 }
+    };
+    let direct: Value = serde_json::from_slice(&card(&py.url).await).unwrap();
+    let tapped: Value = serde_json::from_slice(&card(&tap).await).unwrap();
     let interfaces = tapped["supportedInterfaces"].as_array().unwrap();
     assert!(!interfaces.is_empty());
     for (t, d) in interfaces.iter().zip(direct["supportedInterfaces"].as_array().unwrap()) {
@@ -290,7 +280,7 @@ async fn through_the_tap_the_planner_gets_the_bytes_it_gets_direct_but_for_the_c
         ("/a2a/jsonrpc", Some(get_task(&task)), false),
         (&*format!("/a2a/rest/tasks/{task}"), None, true),
         ("/a2a/rest/tasks/no-such-task", None, true),
-        (&*format!("/a2a/rest/tasks?historyLength=1"), None, true),
+        ("/a2a/rest/tasks?historyLength=1", None, true),
     ] {
         let call = |base: &str| {
             let url = format!("{base}{path}");
