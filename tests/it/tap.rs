@@ -1,11 +1,12 @@
-//! The tap (issue 12): a planner (a real A2A client: our own `a2a-watch send`) pointed at
+//! The tap (issue 12): a planner (a real A2A client: our own `a2a-watch send`, and the official
+//! Python SDK's client in tests/interop/python/planner.py) pointed at
 //! `a2a-watch --json --tap` in front of the demo agents and the official SDK agents (1.0 with a
 //! token, 0.3). The dashboard shows every task the planner made with the states it saw, even
 //! where a2a-watch itself cannot list them; what the planner gets through the tap is what it
 //! gets direct; its token reaches the agent and nothing of a2a-watch's.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -164,6 +165,32 @@ async fn plan_all(steps: &[(&str, &str, &[&str])], common: &[&str], states: &[&s
     seen
 }
 
+/// The planner built on the official Python SDK's client (tests/interop/python/planner.py):
+/// one new task per text; `(task, state)` as it saw them last, states named as ours are.
+async fn sdk_plan(url: &str, flags: &[&str], texts: &[&str]) -> Vec<(String, String)> {
+    let interop = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop");
+    let planner = tokio::process::Command::new(interop.join(".venv-py13/bin/python"))
+        .arg(interop.join("python/planner.py"))
+        .arg(url)
+        .args(flags)
+        .args(texts)
+        .output();
+    let out = tokio::time::timeout(WAIT * 2, planner)
+        .await
+        .expect("in time")
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen: Vec<(String, String)> = lines(&out)
+        .iter()
+        .map(|l| {
+            let state = l["state"].as_str().unwrap().trim_start_matches("TASK_STATE_");
+            (l["task"].as_str().unwrap().to_string(), state.to_string())
+        })
+        .collect();
+    assert_eq!(seen.len(), texts.len());
+    seen
+}
+
 /// HTTP+JSON rather than the card's first choice (JSON-RPC), and every event of the stream.
 const REST_FOLLOW: &[&str] = &["--binding", "rest", "--follow"];
 
@@ -226,6 +253,14 @@ async fn the_sdk_agents_tasks_show_through_the_tap_1_0_with_a_token_and_0_3() {
         &["COMPLETED", "FAILED", "INPUT_REQUIRED", "COMPLETED", "FAILED"],
     )
     .await;
+    let sdk = [
+        sdk_plan(tap, &token, &["run tests", "fail"]).await,
+        sdk_plan(tap, &[&token[..], &["--stream"]].concat(), &["question", "run tests"]).await,
+    ]
+    .concat();
+    let states: Vec<&str> = sdk.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(states, ["COMPLETED", "FAILED", "INPUT_REQUIRED", "COMPLETED"]);
+    let seen = [seen, sdk].concat();
     dash.wait_for_states(&seen).await;
     // Its own calls carry no token (none was configured), so the agent refuses a2a-watch: the
     // planner's token was never borrowed.
