@@ -47,16 +47,24 @@ struct RpcHead<'a> {
     method: Option<std::borrow::Cow<'a, str>>,
 }
 
-fn binding(ex: &Exchange) -> Binding {
-    match serde_json::from_slice::<RpcHead>(&ex.request) {
+/// The method of a JSON-RPC request (empty if it names none); None for anything else.
+pub(super) fn rpc_method(body: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<RpcHead>(body) {
         Ok(RpcHead {
             jsonrpc: Some(_),
             method,
-        }) => Binding::JsonRpc {
+        }) => Some(method.unwrap_or_default().into_owned()),
+        _ => None,
+    }
+}
+
+fn binding(ex: &Exchange) -> Binding {
+    match rpc_method(&ex.request) {
+        Some(method) => Binding::JsonRpc {
             // 0.3 has no ListTasks (docs/protocol-notes.md, "0.3 compatibility").
-            lists: method.as_deref() == Some("ListTasks"),
+            lists: method == "ListTasks",
         },
-        _ => Binding::Rest {
+        None => Binding::Rest {
             lists: ex.method == Method::GET && ex.path.ends_with("/tasks"),
         },
     }

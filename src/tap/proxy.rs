@@ -118,7 +118,7 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
     let mut headers = end_to_end(&parts.headers);
     // The observer reads what passes; a compressed body it could not. The planner takes identity.
     headers.remove(header::ACCEPT_ENCODING);
-    let is_card = card::is_card_path(parts.uri.path());
+    let card_at = card::card_at(&parts.method, parts.uri.path(), &body);
     let sent = tap
         .http
         .request(parts.method.clone(), target(&tap.upstream, &parts.uri))
@@ -132,12 +132,12 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
     };
     let status = upstream.status();
     let mut headers = end_to_end(upstream.headers());
-    if is_card && status.is_success() {
+    if let Some(at) = card_at.filter(|_| status.is_success()) {
         let Ok(whole) = upstream.bytes().await else {
             return Ok(plain(StatusCode::BAD_GATEWAY, "the agent's card broke off"));
         };
         let tap_origin = card::tap_origin(parts.headers.get(header::HOST), tap.listen);
-        let body = match tap_origin.and_then(|origin| card::rewrite(&whole, &tap.upstream, &origin)) {
+        let body = match tap_origin.and_then(|origin| card::rewrite(&whole, at, &tap.upstream, &origin)) {
             Some(rewritten) => {
                 headers.remove(header::CONTENT_LENGTH);
                 Bytes::from(rewritten)

@@ -340,8 +340,8 @@ async fn through_the_tap_the_planner_gets_the_bytes_it_gets_direct_but_for_the_c
     }
 }
 
-/// An agent written for this test: its card, and a stream of two frames whose second waits
-/// until the test says so.
+/// An agent written for this test: its card (also as the extended card), a stream of two frames
+/// whose second waits until the test says so, and a refusal.
 async fn frame_agent(second: Arc<Notify>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -350,7 +350,9 @@ async fn frame_agent(second: Arc<Notify>) -> String {
         "supportedInterfaces": [{"url": format!("{base}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
         "capabilities": {"streaming": true}
     });
+    let extended = card.clone();
     let app = Router::new()
+        .route("/extendedAgentCard", get(move || async move { axum::Json(extended) }))
         .route(
             "/.well-known/agent-card.json",
             get(move || async move { axum::Json(card) }),
@@ -511,4 +513,20 @@ async fn a_tap_off_loopback_needs_the_flag_and_is_then_shown() {
     let dash = Dashboard::start(&["--tap-allow-remote", "--tap", "0.0.0.0:0=http://127.0.0.1:1"]).await;
     let shown = dash.stderr.lock().unwrap().clone();
     assert!(shown.contains("not loopback"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extended_card_leads_to_the_tap_too() {
+    let upstream = frame_agent(Arc::new(Notify::new())).await;
+    let (_running, at, _events) = tap_in_process(&upstream).await;
+    for path in ["/.well-known/agent-card.json", "/extendedAgentCard"] {
+        let (status, _, body) = exchange(reqwest::Client::new().get(format!("http://{at}{path}"))).await;
+        assert_eq!(status, 200);
+        let card: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            card["supportedInterfaces"][0]["url"],
+            format!("http://{at}/rpc"),
+            "{path}"
+        );
+    }
 }
