@@ -73,11 +73,12 @@ fn binding(ex: &Exchange) -> Binding {
 /// Reads the response as it is passed on and hands its tasks and events to the store.
 pub(super) async fn observe(ex: Exchange, chunks: mpsc::UnboundedReceiver<Bytes>, events: event::Sender) {
     let binding = binding(&ex);
-    let agent = ex.agent;
+    // The request is not kept while a stream lasts.
+    let Exchange { agent, status, sse, .. } = ex;
     let chunks = futures::stream::unfold(chunks, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
     });
-    if ex.sse {
+    if sse {
         let decode = match binding {
             Binding::JsonRpc { .. } => jsonrpc::decode_frame,
             Binding::Rest { .. } => rest::decode_frame,
@@ -104,7 +105,7 @@ pub(super) async fn observe(ex: Exchange, chunks: mpsc::UnboundedReceiver<Bytes>
         }
         body.extend_from_slice(&chunk);
     }
-    let _ = events.send_all(unary(agent, &binding, ex.status, &body)).await;
+    let _ = events.send_all(unary(agent, &binding, status, &body)).await;
 }
 
 /// The events in one whole response body.

@@ -118,6 +118,9 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
     let mut headers = end_to_end(&parts.headers);
     // The observer reads what passes; a compressed body it could not. The planner takes identity.
     headers.remove(header::ACCEPT_ENCODING);
+    // The body is read whole already: its length is the one sent, and there is nothing to wait for.
+    headers.remove(header::CONTENT_LENGTH);
+    headers.remove(header::EXPECT);
     let card_at = card::card_at(&parts.method, parts.uri.path(), &body);
     let sent = tap
         .http

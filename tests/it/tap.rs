@@ -27,6 +27,7 @@ use tokio::sync::{Notify, mpsc};
 use crate::cli::{lines, run, spawn, stderr};
 use crate::demo_client::{TOKEN, start_demo};
 use crate::peers::{Peer, Sdk};
+use crate::tui::{Scratch, quit_and_check_the_terminal, sh_quote, start};
 
 const PLANNER_TOKEN: &str = "planner-s3cret-tok";
 const WAIT: Duration = Duration::from_secs(30);
@@ -529,4 +530,41 @@ async fn the_extended_card_leads_to_the_tap_too() {
             "{path}"
         );
     }
+}
+
+/// The dashboard on screen, as a person runs it: the planner's deploy through the tap shows on
+/// the deployer's row although a2a-watch has no token for it, the tap's line is on the terminal
+/// once the dashboard is gone, and nothing listens any more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_screen_the_planners_task_shows_and_quitting_stops_the_tap() {
+    let agents = start_demo().await;
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = free.local_addr().unwrap();
+    drop(free);
+    let scratch = Scratch::new("tap");
+    let tap = format!("--tap deployer={at}={}", sh_quote(agents.url("deployer")));
+    let tmux = start(&tap, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    let deadline = Instant::now() + WAIT;
+    while tokio::net::TcpStream::connect(at).await.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the tap never listened:\n{}",
+            tmux.capture(false)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let planner = format!("http://{at}");
+    let (_, state) = plan(&planner, "deploy build 7 to staging", &["--token", TOKEN]).await;
+    assert_eq!(state, "AUTH_REQUIRED");
+    let screen = tmux.wait_for("the planner's deploy", false, |s| s.contains("◆ AUTH_REQUIRED"));
+    assert!(screen.contains("deployer") && !screen.contains(TOKEN), "{screen}");
+    quit_and_check_the_terminal(&tmux, &before);
+    let after = tmux.capture(false);
+    assert!(after.contains(&format!("point the planner at {planner}")), "{after}");
+    assert!(
+        tokio::net::TcpStream::connect(at).await.is_err(),
+        "nothing listens at {at}"
+    );
+    agents.shutdown().await;
 }
