@@ -63,10 +63,10 @@ impl Dashboard {
         let collected = stderr.clone();
         tokio::spawn(async move {
             while let Ok(Some(line)) = err.next_line().await {
+                collected.lock().unwrap().push_str(&format!("{line}\n"));
                 if let Some(rest) = line.split_once("point the planner at ").map(|(_, r)| r) {
                     let _ = found.send(rest.split_whitespace().next().unwrap_or("").to_string());
                 }
-                collected.lock().unwrap().push_str(&format!("{line}\n"));
             }
         });
         let mut found = Vec::new();
@@ -271,7 +271,7 @@ async fn the_sdk_agents_tasks_show_through_the_tap_1_0_with_a_token_and_0_3() {
 
 /// One HTTP exchange as the planner sees it: status, content type and the body's bytes.
 async fn exchange(req: reqwest::RequestBuilder) -> (u16, String, Vec<u8>) {
-    let resp = req.send().await.expect("answered");
+    let resp = req.timeout(WAIT).send().await.expect("answered");
     let status = resp.status().as_u16();
     let content_type = resp
         .headers()
@@ -402,14 +402,14 @@ fn frame(state: &str) -> String {
     format!("data: {event}\n\n")
 }
 
-/// A tap of the library's own, in front of `upstream`, feeding `events`.
-async fn tap_in_process(upstream: &str) -> (a2a_watch::tap::Running, SocketAddr, event::Receiver) {
+/// A tap of the library's own, in front of `upstream`, feeding a store's channel of `capacity`.
+async fn tap_in_process(upstream: &str, capacity: usize) -> (a2a_watch::tap::Running, SocketAddr, event::Receiver) {
     let mut spec = AgentSpec::new(upstream);
     spec.tap = Some("127.0.0.1:0".parse().unwrap());
     let taps = Taps::bind(&[spec]).await.expect("binds");
     let (agent, at) = taps.addresses()[0];
     assert_eq!(agent, 0);
-    let (tx, rx) = event::channel(16);
+    let (tx, rx) = event::channel(capacity);
     (taps.start(tx), at, rx)
 }
 
@@ -428,18 +428,25 @@ async fn next_state(events: &mut event::Receiver) -> TaskState {
     }
 }
 
+/// The planner's streaming send through the tap at `at`.
+async fn stream_through(at: SocketAddr) -> reqwest::Response {
+    let sent = reqwest::Client::new()
+        .post(format!("http://{at}/rpc"))
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#)
+        .send();
+    tokio::time::timeout(WAIT, sent)
+        .await
+        .expect("the tap answers")
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sse_passes_frame_by_frame_and_each_reaches_the_store_as_it_passes() {
     let second = Arc::new(Notify::new());
     let upstream = frame_agent(second.clone()).await;
-    let (running, at, mut events) = tap_in_process(&upstream).await;
-    let resp = reqwest::Client::new()
-        .post(format!("http://{at}/rpc"))
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#)
-        .send()
-        .await
-        .unwrap();
+    let (running, at, mut events) = tap_in_process(&upstream, 16).await;
+    let resp = stream_through(at).await;
     assert_eq!(resp.headers()["x-agent"], "framer");
     let mut body = resp.bytes_stream();
     // The second frame is not even written until the first has reached the planner and the store.
@@ -466,17 +473,38 @@ async fn sse_passes_frame_by_frame_and_each_reaches_the_store_as_it_passes() {
     drop(running);
 }
 
+/// A store that takes nothing in (a dashboard stuck drawing) holds no planner up: its streams
+/// go through whole, and the events wait for the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_takes_nothing_slows_no_planner() {
+    let second = Arc::new(Notify::new());
+    let upstream = frame_agent(second.clone()).await;
+    let (_running, at, mut events) = tap_in_process(&upstream, 1).await;
+    const STREAMS: usize = 3;
+    for _ in 0..STREAMS {
+        // The agent holds each second frame until asked: ask before the stream even starts.
+        second.notify_one();
+        let whole = async { stream_through(at).await.bytes().await };
+        let body = tokio::time::timeout(WAIT, whole)
+            .await
+            .expect("the whole stream, in time");
+        let body = String::from_utf8(body.unwrap().to_vec()).unwrap();
+        assert_eq!(body, frame("TASK_STATE_WORKING") + &frame("TASK_STATE_COMPLETED"));
+    }
+    let mut states = Vec::new();
+    for _ in 0..STREAMS * 2 {
+        states.push(next_state(&mut events).await);
+    }
+    let completed = states.iter().filter(|s| **s == TaskState::Completed).count();
+    assert_eq!((states.len(), completed), (STREAMS * 2, STREAMS), "{states:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_the_taps_stop_nothing_listens_and_open_streams_close() {
     let second = Arc::new(Notify::new());
     let upstream = frame_agent(second).await;
-    let (running, at, _events) = tap_in_process(&upstream).await;
-    let resp = reqwest::Client::new()
-        .post(format!("http://{at}/rpc"))
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#)
-        .send()
-        .await
-        .unwrap();
+    let (running, at, _events) = tap_in_process(&upstream, 16).await;
+    let resp = stream_through(at).await;
     let mut body = resp.bytes_stream();
     let first = tokio::time::timeout(WAIT, body.next()).await.expect("the first frame");
     assert!(first.unwrap().is_ok());
@@ -519,7 +547,7 @@ async fn a_tap_off_loopback_needs_the_flag_and_is_then_shown() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_extended_card_leads_to_the_tap_too() {
     let upstream = frame_agent(Arc::new(Notify::new())).await;
-    let (_running, at, _events) = tap_in_process(&upstream).await;
+    let (_running, at, _events) = tap_in_process(&upstream, 16).await;
     for path in ["/.well-known/agent-card.json", "/extendedAgentCard"] {
         let (status, _, body) = exchange(reqwest::Client::new().get(format!("http://{at}{path}"))).await;
         assert_eq!(status, 200);
