@@ -9,6 +9,7 @@
 #   BENCH_ONLY="discovery e2e quiet" BENCH_QUICK=1 scripts/bench.sh   # issue 11's rows, the real binary
 #                                       # from outside (discovery at 10k-100k tasks, end to end against
 #                                       # curl and the Python SDK, memory of quiet tasks)
+#   BENCH_ONLY=tap scripts/bench.sh    # issue 12: a planner's calls through `--tap` against direct
 #   BENCH_BINARY=/tmp/old/a2a-watch scripts/bench.sh   # measure another build of the binary (before/after)
 #   BENCH_PROFILE=0 scripts/bench.sh    # no callgrind section
 #   BENCH_REPORT=/tmp/b.md scripts/bench.sh       # write the report elsewhere

@@ -53,6 +53,13 @@ pub struct Config {
     pub first_byte_timeout: Option<f64>,
     /// Seconds of silence after which a stream is checked with GetTask (default 30).
     pub quiet_after: Option<f64>,
+    /// Receive push notifications here, `HOST:PORT` (`--push-listen`).
+    pub push_listen: Option<std::net::SocketAddr>,
+    /// The URL agents reach the push receiver at (`--push-url`).
+    pub push_url: Option<String>,
+    /// Let `push_listen` be an address other than loopback.
+    #[serde(default)]
+    pub push_allow_remote: bool,
     /// Timeline entries kept per task.
     pub timeline_limit: Option<usize>,
     /// History messages kept per task.

@@ -125,7 +125,8 @@ pub enum Event {
         message: String,
         seen: Timestamp,
     },
-    /// The task's stream has carried nothing since `since` (GetTask was asked meanwhile).
+    /// The task's stream has carried nothing since `since` (checked meanwhile by GetTask, or by
+    /// the agent's listing when it follows the task).
     Quiet {
         agent: AgentId,
         task: String,
@@ -135,6 +136,10 @@ pub enum Event {
     ListingCut {
         agent: AgentId,
         cut: bool,
+    },
+    /// A push delivery came without this session's token, or with another: refused (401).
+    PushRefused {
+        agent: AgentId,
     },
     /// Something went wrong for one task; shown on its row, never fatal.
     TaskError {

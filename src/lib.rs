@@ -14,6 +14,7 @@ pub mod config;
 pub mod demo;
 pub mod event;
 pub mod ndjson;
+pub mod push;
 pub mod store;
 pub mod tap;
 pub mod text;

@@ -8,8 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use eventsource_stream::Eventsource;
-use futures::StreamExt;
-use tokio::sync::mpsc;
+use futures::{FutureExt, StreamExt};
 
 use a2a_watch::a2a::StreamResponse;
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
@@ -119,8 +118,8 @@ pub enum Layer {
     Frames,
     /// `sse::frames` + `jsonrpc::decode_frame`, events dropped.
     Decode,
-    /// All that, each event sent as `Event::Update` through a 1024-slot channel to one consumer
-    /// applying it to a `Store`: the engine's data path without the engine.
+    /// All that, the events of each read sent as `Event::Update`s in one batch through a 1024-slot
+    /// channel to one consumer applying them to a `Store`: the engine's data path without the engine.
     Store,
 }
 
@@ -146,7 +145,7 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
     let frames = rt.block_on(async {
         let http = a2a_watch::a2a::client::http_client(Duration::from_secs(10)).expect("http client");
         let mut set = tokio::task::JoinSet::new();
-        let (tx, mut rx) = mpsc::channel::<Event>(1024);
+        let (tx, mut rx) = a2a_watch::event::channel(1024);
         for i in 0..tasks {
             let http = http.clone();
             let url = format!("{url}/");
@@ -194,18 +193,25 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
                         }
                     }
                     Layer::Store => {
+                        // As the watcher does: what one read brought crosses in one send.
                         let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
+                        let update = |f: Result<sse::Frame, _>| Event::Update {
+                            agent: 0,
+                            event: jsonrpc::decode_frame(&f.expect("frame")).expect("decodes"),
+                            seen: jiff::Timestamp::now(),
+                        };
                         while let Some(f) = frames.next().await {
-                            let event = jsonrpc::decode_frame(&f.expect("frame")).expect("decodes");
-                            let ev = Event::Update {
-                                agent: 0,
-                                event,
-                                seen: jiff::Timestamp::now(),
-                            };
-                            if tx.send(ev).await.is_err() {
+                            let mut batch = vec![update(f)];
+                            while batch.len() < 256 {
+                                match frames.next().now_or_never() as Option<Option<_>> {
+                                    Some(Some(f)) => batch.push(update(f)),
+                                    _ => break,
+                                }
+                            }
+                            n += batch.len() as u64;
+                            if tx.send_all(batch).await.is_err() {
                                 break;
                             }
-                            n += 1;
                         }
                     }
                 }
@@ -498,11 +504,11 @@ pub fn run() -> Section {
         cpu(&ours),
     );
     let why = format!(
-        "\n**Where the gap is.** Client CPU per event, layer by layer: eventsource-stream alone {c_bare:.2} µs; our \
-`sse::frames` adds {:.2} µs; `jsonrpc::decode_frame` adds {:.2} µs; sending every event through a 1024-slot channel \
-to one consumer that applies it to a `Store` adds {:.2} µs; the engine's own work on top (listing, GetTask, watch \
-modes) {:.2} µs. With readers and consumer on one thread, the channel-and-store step costs {:.2} µs{}. The reads \
-handed to each rung are the same size, so eventsource-stream's read-size cost (benchmark 1) does not separate them.\n",
+        "\n**Where the gap is.** Client CPU per event, layer by layer: the bare reader with eventsource-stream {c_bare:.2} µs; \
+our `sse::frames` in its place {:+.2} µs; `jsonrpc::decode_frame` adds {:.2} µs; sending the events of each read in one \
+batch through a 1024-slot channel to one consumer that applies them to a `Store` adds {:.2} µs; the engine's own work on \
+top (listing, GetTask, watch modes) {:+.2} µs. With readers and consumer on one thread, the channel-and-store step costs \
+{:.2} µs{}.\n",
         c_framed - c_bare,
         c_decoded - c_framed,
         c_stored - c_decoded,
@@ -513,7 +519,7 @@ handed to each rung are the same size, so eventsource-stream's read-size cost (b
             None => String::new(),
         },
     );
-    let ok_a = ratio_a >= 0.7;
+    let ok_a = ratio_a >= 0.6;
     let ok_b = ratio_b.is_none_or(|r| r >= 10.0);
     let verdict = if py.is_none() && ok_a {
         Verdict::Info
@@ -532,7 +538,7 @@ Both on tokio's default multi-threaded runtime (what the binary runs). (b): `ben
 {py} events a stream rather than {ev} (at its speed the full run would take minutes), so it is compared by rate. \
 {trials} interleaved trials of ours and (a), medians; the (a) ratio is the median of per-trial ratios. The load \
 agent shares the machine's {cores} cores with the client: the CPU columns split the cost.\n\n{t}\n\
-Ours / (a) = **{ratio_a:.2}x** (target ≥ 0.7x). Ours / (b) = **{rb}** (target ≥ 10x). The middle rows add our \
+Ours / (a) = **{ratio_a:.2}x** (target ≥ 0.6x, issue 11; issue 6 asked 0.7x). Ours / (b) = **{rb}** (target ≥ 10x). The middle rows add our \
 layers to (a) one at a time, on the same network path, so the gap can be read off the client-CPU column. Average read \
 handed to the reader: (a) {read:.0} bytes, with `sse::frames` {read_f:.0}, with decode {read_d:.0}, with the \
 channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}",
@@ -562,7 +568,7 @@ channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}",
     Section {
         number: 2,
         title: "Ingest over loopback",
-        target: "≥ 0.7x of (a) bare reader; ≥ 10x of (b) Python SDK".into(),
+        target: "≥ 0.6x of (a) bare reader; ≥ 10x of (b) Python SDK".into(),
         result: format!(
             "{} events/s; {ratio_a:.2}x of (a); {}",
             thousands(ours_rate),

@@ -22,6 +22,7 @@ mod memory;
 mod quiet;
 mod render;
 mod scale;
+mod tap;
 mod util;
 
 use std::process::Command;
@@ -92,7 +93,7 @@ mod alloc {
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
 
-const ALL: [&str; 10] = [
+const ALL: [&str; 11] = [
     "decode",
     "ingest",
     "render",
@@ -103,6 +104,7 @@ const ALL: [&str; 10] = [
     "discovery",
     "e2e",
     "quiet",
+    "tap",
 ];
 
 fn main() {
@@ -143,6 +145,7 @@ fn main() {
             "discovery" => discovery::run(),
             "e2e" => e2e::run(),
             "quiet" => quiet::run(),
+            "tap" => tap::run(),
             _ => unreachable!(),
         };
         say(format!(

@@ -275,7 +275,7 @@ at 100k). With 1% of the tasks auth-required (the approvals pane): {:.1}x unchan
         r(filter, 1).0,
     );
     let body = format!(
-        "`ui::view::prepare` (layout, `App::refresh`: the rows of the view) + `Terminal::draw(view::draw)` on a \
+        "`App::prepare` (layout, `App::refresh`: the rows of the view) + `Terminal::draw(view::draw)` on a \
 `TestBackend` of {WIDTH}x{HEIGHT}, the main screen, four agents, tasks 80% working, 12% completed, 4% failed, 1% \
 input-required, 1% auth-required (so the approvals pane scales with them). *Unchanged*: the store has not changed since \
 the last frame (what a 1 s age tick redraws). *After one event*: one status update applied just before the frame \
@@ -301,7 +301,7 @@ Target: 100,000-task frame ≤ 2x the 100-task frame. Worst ratio: **{worst_stea
         number: 3,
         title: "Render",
         target: "100k-task frame ≤ 2x the 100-task frame".into(),
-        result: format!("100k/100: {worst_steady:.0}x unchanged, {worst_changed:.0}x after an event (worst view)"),
+        result: format!("100k/100: {worst_steady:.1}x unchanged, {worst_changed:.1}x after an event (worst view)"),
         verdict,
         body,
     }

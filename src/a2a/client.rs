@@ -19,7 +19,8 @@ use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
-    GetTaskRequest, ListTasksRequest, ListTasksResponse, SendMessageRequest, StreamResponse, Task, TaskIdRequest,
+    GetTaskRequest, ListTasksRequest, ListTasksResponse, PushConfig, PushConfigId, SendMessageRequest, StreamResponse,
+    Task, TaskIdRequest,
 };
 use super::wire::{self, Call, WireRequest};
 
@@ -421,6 +422,34 @@ impl Client {
     /// only once: GetTask then repeats them. Nothing a client can mend; the tests pin it.)
     pub async fn subscribe(&self, id: &str) -> Result<EventStream> {
         self.stream(Call::SubscribeToTask(&self.task_id_request(id))).await
+    }
+
+    /// CreateTaskPushNotificationConfig (spec section 3.1.7): the agent POSTs the task's events to
+    /// the config's URL from now on. The reply echoes the token, so it is not kept.
+    pub async fn create_push_config(&self, config: &PushConfig) -> Result<()> {
+        let mut config = config.clone();
+        config.tenant = config.tenant.or_else(|| self.endpoint.tenant.clone());
+        self.unary::<serde_json::Value>(Call::CreatePushConfig(&config)).await?;
+        Ok(())
+    }
+
+    /// DeleteTaskPushNotificationConfig (spec section 3.1.10); its reply is empty.
+    pub async fn delete_push_config(&self, task: &str, id: &str) -> Result<()> {
+        let req = PushConfigId {
+            task_id: task.to_string(),
+            id: id.to_string(),
+            tenant: self.endpoint.tenant.clone(),
+        };
+        let call = Call::DeletePushConfig(&req);
+        let resp = self.send(&call).await?;
+        let status = resp.status().as_u16();
+        let body = read_body(resp, call.name(), ERROR_BODY_LIMIT).await?;
+        match (self.endpoint.binding, (200..300).contains(&status)) {
+            (Binding::JsonRpc, false) => Err(jsonrpc_failure(status, call.name(), &body)),
+            (Binding::JsonRpc, true) => wire::jsonrpc::decode_empty(call.name(), &body),
+            (Binding::Rest, true) => Ok(()),
+            (Binding::Rest, false) => Err(wire::rest::error_from_body(status, call.name(), &body)),
+        }
     }
 
     fn task_id_request(&self, id: &str) -> TaskIdRequest {

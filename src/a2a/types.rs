@@ -656,6 +656,27 @@ pub struct GetTaskRequest {
     pub tenant: Option<String>,
 }
 
+/// A webhook for one task's events (proto TaskPushNotificationConfig, spec section 4.3.1): the
+/// agent POSTs each event to `url` with `token` in `X-A2A-Notification-Token`. Not Serialize:
+/// the wire adapters write the token, which Debug never shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushConfig {
+    pub task_id: String,
+    /// Ours to choose: the same id again replaces the config rather than adding one.
+    pub id: String,
+    pub url: String,
+    pub token: super::auth::Secret,
+    pub tenant: Option<String>,
+}
+
+/// Names one push config of one task (DeleteTaskPushNotificationConfig, spec section 3.1.10).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PushConfigId {
+    pub task_id: String,
+    pub id: String,
+    pub tenant: Option<String>,
+}
+
 /// CancelTask and SubscribeToTask take the same fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

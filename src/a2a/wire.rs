@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use super::card::ProtocolVersion;
 use super::error::{Error, Result, WireError, excerpt};
 use super::sse::Frame;
-use super::types::{GetTaskRequest, ListTasksRequest, SendMessageRequest, StreamResponse, TaskIdRequest};
+use super::types::{
+    GetTaskRequest, ListTasksRequest, PushConfig, PushConfigId, SendMessageRequest, StreamResponse, TaskIdRequest,
+};
 use super::v03;
 
 /// One A2A operation (spec section 3.1).
@@ -21,6 +23,8 @@ pub enum Call<'a> {
     ListTasks(&'a ListTasksRequest),
     CancelTask(&'a TaskIdRequest),
     SubscribeToTask(&'a TaskIdRequest),
+    CreatePushConfig(&'a PushConfig),
+    DeletePushConfig(&'a PushConfigId),
 }
 
 impl Call<'_> {
@@ -32,6 +36,8 @@ impl Call<'_> {
             Call::ListTasks(_) => "ListTasks",
             Call::CancelTask(_) => "CancelTask",
             Call::SubscribeToTask(_) => "SubscribeToTask",
+            Call::CreatePushConfig(_) => "CreateTaskPushNotificationConfig",
+            Call::DeletePushConfig(_) => "DeleteTaskPushNotificationConfig",
         }
     }
 
@@ -50,6 +56,12 @@ pub struct WireRequest {
     pub body: Option<Value>,
 }
 
+/// The 1.0 TaskPushNotificationConfig (spec section 4.3.1), without the tenant (a path or params
+/// field of its own).
+fn push_config_body(c: &PushConfig) -> Value {
+    json!({"taskId": c.task_id, "id": c.id, "url": c.url, "token": c.token.expose()})
+}
+
 // ---- JSON-RPC (spec section 9) ----
 
 pub mod jsonrpc {
@@ -66,6 +78,8 @@ pub mod jsonrpc {
             Call::GetTask(_) => "tasks/get",
             Call::CancelTask(_) => "tasks/cancel",
             Call::SubscribeToTask(_) => "tasks/resubscribe",
+            Call::CreatePushConfig(_) => "tasks/pushNotificationConfig/set",
+            Call::DeletePushConfig(_) => "tasks/pushNotificationConfig/delete",
             Call::ListTasks(_) => {
                 return Err(Error::NotInVersion {
                     operation: "ListTasks",
@@ -83,7 +97,22 @@ pub mod jsonrpc {
             Call::GetTask(r) => json!(r),
             Call::ListTasks(r) => json!(r),
             Call::CancelTask(r) | Call::SubscribeToTask(r) => json!(r),
+            // 0.3 nests the config and names the task `taskId` (docs/protocol-notes.md, "0.3
+            // compatibility"); 1.0 sends the flat TaskPushNotificationConfig (spec section 3.1.7).
+            Call::CreatePushConfig(c) if v03 => {
+                json!({"taskId": c.task_id, "pushNotificationConfig": {"id": c.id, "url": c.url, "token": c.token.expose()}})
+            }
+            Call::CreatePushConfig(c) => with_tenant(super::push_config_body(c), &c.tenant),
+            Call::DeletePushConfig(d) if v03 => json!({"id": d.task_id, "pushNotificationConfigId": d.id}),
+            Call::DeletePushConfig(d) => with_tenant(json!({"taskId": d.task_id, "id": d.id}), &d.tenant),
         }
+    }
+
+    fn with_tenant(mut params: Value, tenant: &Option<String>) -> Value {
+        if let (Some(fields), Some(tenant)) = (params.as_object_mut(), tenant) {
+            fields.insert("tenant".into(), json!(tenant));
+        }
+        params
     }
 
     pub fn request(call: &Call, version: ProtocolVersion, id: u64) -> Result<WireRequest> {
@@ -121,6 +150,13 @@ pub mod jsonrpc {
                 retry_after: None,
             }),
         }
+    }
+
+    /// A reply whose result carries nothing (DeleteTaskPushNotificationConfig: `null` or `{}`):
+    /// only an error counts.
+    pub fn decode_empty(what: &str, body: &[u8]) -> Result<()> {
+        let env: Envelope<Value> = serde_json::from_slice(body).map_err(|e| Error::decode(what, body, e))?;
+        env.error.map_or(Ok(()), |err| Err(err.into_jsonrpc_error()))
     }
 
     /// Each SSE `data:` is a whole JSON-RPC response (spec section 9.4.2). Read as text: the
@@ -203,6 +239,22 @@ pub mod rest {
             Call::SubscribeToTask(r) => (
                 subscribe_method,
                 task_path(&r.tenant, &r.id, ":subscribe"),
+                vec![],
+                None,
+            ),
+            Call::CreatePushConfig(c) => (
+                Method::POST,
+                task_path(&c.tenant, &c.task_id, "/pushNotificationConfigs"),
+                vec![],
+                Some(super::push_config_body(c)),
+            ),
+            Call::DeletePushConfig(d) => (
+                Method::DELETE,
+                task_path(
+                    &d.tenant,
+                    &d.task_id,
+                    &format!("/pushNotificationConfigs/{}", utf8_percent_encode(&d.id, SEGMENT)),
+                ),
                 vec![],
                 None,
             ),
@@ -378,6 +430,66 @@ mod tests {
             rest::error_from_body(404, "GetTask", html),
             Error::Http { status: 404, .. }
         ));
+    }
+
+    #[test]
+    fn push_configs_on_both_bindings_and_in_0_3() {
+        let create = PushConfig {
+            task_id: "t/1".into(),
+            id: "w".into(),
+            url: "http://127.0.0.1:9/push/0".into(),
+            token: crate::a2a::auth::Secret::new("tok"),
+            tenant: Some("acme".into()),
+        };
+        let delete = PushConfigId {
+            task_id: "t/1".into(),
+            id: "w".into(),
+            tenant: None,
+        };
+        let rpc = jsonrpc::request(&Call::CreatePushConfig(&create), ProtocolVersion::V1_0, 1).unwrap();
+        let body = rpc.body.unwrap();
+        assert_eq!(body["method"], "CreateTaskPushNotificationConfig");
+        assert_eq!(
+            body["params"],
+            json!({"taskId": "t/1", "id": "w", "url": "http://127.0.0.1:9/push/0", "token": "tok", "tenant": "acme"})
+        );
+        let rpc = jsonrpc::request(&Call::DeletePushConfig(&delete), ProtocolVersion::V1_0, 2).unwrap();
+        assert_eq!(
+            rpc.body.unwrap(),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "DeleteTaskPushNotificationConfig", "params": {"taskId": "t/1", "id": "w"}})
+        );
+        let old = jsonrpc::request(&Call::CreatePushConfig(&create), ProtocolVersion::V0_3, 3).unwrap();
+        let body = old.body.unwrap();
+        assert_eq!(body["method"], "tasks/pushNotificationConfig/set");
+        assert_eq!(body["params"]["pushNotificationConfig"]["token"], "tok");
+        let old = jsonrpc::request(&Call::DeletePushConfig(&delete), ProtocolVersion::V0_3, 4).unwrap();
+        let body = old.body.unwrap();
+        assert_eq!(body["method"], "tasks/pushNotificationConfig/delete");
+        assert_eq!(body["params"], json!({"id": "t/1", "pushNotificationConfigId": "w"}));
+        let rest_create = rest::request(&Call::CreatePushConfig(&create), Method::POST);
+        assert_eq!(
+            (rest_create.method, rest_create.path.as_str()),
+            (Method::POST, "/acme/tasks/t%2F1/pushNotificationConfigs")
+        );
+        assert!(rest_create.body.unwrap().get("tenant").is_none());
+        let rest_delete = rest::request(&Call::DeletePushConfig(&delete), Method::POST);
+        assert_eq!(
+            (rest_delete.method, rest_delete.path.as_str()),
+            (Method::DELETE, "/tasks/t%2F1/pushNotificationConfigs/w")
+        );
+        assert!(format!("{create:?}").contains("Secret(***)"), "the token never prints");
+    }
+
+    #[test]
+    fn an_empty_delete_reply_is_success_and_an_error_is_not() {
+        assert!(jsonrpc::decode_empty("Delete", br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_ok());
+        assert!(jsonrpc::decode_empty("Delete", br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).is_ok());
+        let err = jsonrpc::decode_empty(
+            "Delete",
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#,
+        )
+        .unwrap_err();
+        assert!(err.is_kind(ErrorKind::TaskNotFound), "{err}");
     }
 
     #[test]

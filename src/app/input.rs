@@ -261,7 +261,9 @@ impl App {
     fn handle_main(&mut self, action: Action) {
         let approvals = self.store.approval_count();
         let in_approvals = self.focus == Pane::Approvals && approvals > 0;
+        let in_tree = self.tree.shown && !in_approvals && self.tree_action(action);
         match action {
+            _ if in_tree => {}
             Action::Help => self.push(Popup::Help { page: 0 }),
             Action::Up if in_approvals => self.approval = self.approval.saturating_sub(1),
             Action::Down if in_approvals => self.approval = (self.approval + 1).min(approvals - 1),
@@ -293,6 +295,7 @@ impl App {
             }),
             Action::Sort => self.spec.sort = self.spec.sort.next(),
             Action::ToggleTerminal => self.spec.hide_terminal = !self.spec.hide_terminal,
+            Action::ToggleTree => self.toggle_tree(),
             Action::Freeze => {
                 self.frozen = match self.frozen.take() {
                     Some(_) => None,

@@ -36,6 +36,13 @@ pub enum Action {
     Sort,
     ToggleTerminal,
     Freeze,
+    /// The delegation tree in the table's place, or the table again.
+    ToggleTree,
+    /// In the tree: close the selected branch (on a leaf or a closed one, go to its parent).
+    Collapse,
+    Expand,
+    /// In the tree: close or open the selected branch.
+    ToggleBranch,
     FocusNext,
     /// Every task waiting on a person, oldest first.
     Inbox,
@@ -201,21 +208,25 @@ impl Mode {
 }
 
 /// The main screen's actions, in the order help lists them.
-const MAIN_HELP: [(Action, &str); 23] = [
+const MAIN_HELP: [(Action, &str); 27] = [
     (Action::Up, "move up"),
     (Action::Down, "move down"),
     (Action::PageUp, "page up"),
     (Action::PageDown, "page down"),
     (Action::Top, "first row"),
     (Action::Bottom, "last row"),
-    (Action::Details, "details of the selected task"),
-    (Action::Back, "close the pane or overlay"),
+    (Action::Details, "details of the task"),
+    (Action::Back, "close a pane or overlay"),
     (Action::Filter, "filter: words, state:, agent:, context:, !term"),
     (Action::Sort, "next sort order"),
-    (Action::ToggleTerminal, "hide or show finished tasks"),
+    (Action::ToggleTerminal, "hide/show finished tasks"),
     (Action::Freeze, "freeze the table (new rows are counted)"),
+    (Action::ToggleTree, "delegation tree or table"),
+    (Action::Collapse, "tree: collapse, parent"),
+    (Action::Expand, "tree: expand"),
+    (Action::ToggleBranch, "tree: collapse or expand"),
     (Action::FocusNext, "move between tasks and approvals"),
-    (Action::Inbox, "inbox: everything waiting on you"),
+    (Action::Inbox, "inbox: waiting on you"),
     (Action::Reply, "answer the selected task"),
     (Action::Approve, "approve (interactions/v1)"),
     (Action::Deny, "deny (interactions/v1)"),
@@ -381,6 +392,12 @@ impl Default for KeyMap {
                 (c('s'), Action::Sort),
                 (c('t'), Action::ToggleTerminal),
                 (c('f'), Action::Freeze),
+                (c('v'), Action::ToggleTree),
+                (Key::plain(Left), Action::Collapse),
+                (c('h'), Action::Collapse),
+                (Key::plain(Right), Action::Expand),
+                (c('l'), Action::Expand),
+                (c(' '), Action::ToggleBranch),
                 (Key::plain(Tab), Action::FocusNext),
                 (c('i'), Action::Inbox),
                 (c('r'), Action::Reply),

@@ -9,8 +9,9 @@ pub mod effects;
 mod input;
 pub mod keys;
 pub mod popup;
-mod run;
+pub mod run;
 pub mod steer;
+pub mod tree;
 
 pub use input::on_terminal_event;
 pub use run::run;
@@ -26,6 +27,7 @@ use crate::ui::{detail, view};
 use keys::KeyMap;
 use popup::Popup;
 use steer::Steer;
+use tree::TreeView;
 
 /// The parts of the main screen, top to bottom. `ui::view::areas` lays them out, `ui::view::draw`
 /// draws each, and a click goes to the pane under it.
@@ -71,6 +73,8 @@ pub struct App {
     pub steer: Steer,
     /// The rows of the view, kept in order as tasks change (never re-sorted whole per frame).
     view: OrderedView,
+    /// The delegation tree, shown in the table's place when asked for.
+    pub tree: TreeView,
 }
 
 /// The table as it was when the user froze it.
@@ -102,20 +106,26 @@ impl App {
             quit: false,
             steer: Steer::default(),
             view: OrderedView::default(),
+            tree: TreeView::default(),
         }
     }
 
     /// Brings the rows up to date: only the tasks that changed move, unless the view itself
     /// changed (sort, filter) or too much did.
     pub fn refresh(&mut self) {
-        match self.store.take_journal() {
-            Journal::Changed(keys) if *self.view.spec() == self.spec => self.view.update(&self.store, &keys),
+        let journal = self.store.take_journal();
+        match &journal {
+            Journal::Changed(keys) if *self.view.spec() == self.spec => self.view.update(&self.store, keys),
             _ => self.view = OrderedView::build(&self.store, &self.spec),
         }
-        if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
-            self.selected = self.row(0).cloned();
+        if self.tree.shown {
+            self.refresh_tree(&journal);
+        } else {
+            if self.selected.as_ref().is_none_or(|k| self.store.task(k).is_none()) {
+                self.selected = self.row(0).cloned();
+            }
+            self.keep_selection_visible();
         }
-        self.keep_selection_visible();
     }
 
     pub fn row_count(&self) -> usize {
@@ -196,6 +206,10 @@ impl App {
 
     /// Selects the row at a screen position inside the table body (mouse click).
     pub fn click_row(&mut self, visible_row: usize) {
+        if self.tree.shown {
+            self.tree_select(self.tree.offset + visible_row);
+            return;
+        }
         self.select_index(self.offset + visible_row);
     }
 

@@ -12,18 +12,18 @@ use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use futures::StreamExt;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use tokio::sync::mpsc;
 
 use super::{App, effects};
 use crate::event::{AgentId, Command, Receiver};
 use crate::ui::view;
 
-const FRAME: Duration = Duration::from_millis(33);
+pub const FRAME: Duration = Duration::from_millis(33);
 /// Ages on screen change once a second.
 const TICK: Duration = Duration::from_secs(1);
 /// Events applied before the screen gets a chance to redraw.
-const BATCH: usize = 4096;
+pub const BATCH: usize = 4096;
 
 /// Puts the terminal back: raw mode off, main screen, mouse and paste off, cursor shown.
 fn restore_terminal() {
@@ -78,6 +78,60 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
     }
 }
 
+/// When the screen is drawn: only after a change, and at most once a `FRAME`, so that a
+/// burst of events costs one frame (the latency bench paces its frames with this too).
+pub struct Pacer {
+    last_draw: tokio::time::Instant,
+    dirty: bool,
+}
+
+impl Default for Pacer {
+    fn default() -> Self {
+        Pacer {
+            last_draw: tokio::time::Instant::now() - FRAME,
+            dirty: true,
+        }
+    }
+}
+
+impl Pacer {
+    pub fn changed(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether a frame should be drawn now.
+    pub fn due(&self) -> bool {
+        self.dirty && self.last_draw.elapsed() >= FRAME
+    }
+
+    pub fn drawn(&mut self) {
+        self.last_draw = tokio::time::Instant::now();
+        self.dirty = false;
+    }
+
+    /// Resolves when a pending change may be drawn; never, while nothing changed.
+    pub async fn next_frame(&self) {
+        if self.dirty {
+            tokio::time::sleep_until(self.last_draw + FRAME).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// Applies a burst of watch events (the first, then whatever is already waiting, up to
+/// `BATCH`) to the store: the screen then draws once for all of them. True if anything changed.
+pub fn apply_burst(app: &mut App, burst: impl IntoIterator<Item = crate::event::Event>) -> bool {
+    let mut changes: Vec<_> = burst.into_iter().map(|ev| app.store.apply(ev)).collect();
+    changes.retain(|c| *c != crate::store::Change::Nothing);
+    if changes.is_empty() {
+        return false;
+    }
+    app.now = jiff::Timestamp::now();
+    app.on_changes(&changes);
+    true
+}
+
 async fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
@@ -87,45 +141,31 @@ async fn event_loop(
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut dirty = true;
+    let mut pacer = Pacer::default();
     let mut engine_open = true;
-    let mut last_draw = tokio::time::Instant::now() - FRAME;
     while !app.quit {
         flush(app, commands).await;
-        if dirty {
-            let wait = FRAME.saturating_sub(last_draw.elapsed());
-            if wait.is_zero() {
-                draw(terminal, app)?;
-                last_draw = tokio::time::Instant::now();
-                dirty = false;
-            }
+        if pacer.due() {
+            draw(terminal, app)?;
+            pacer.drawn();
         }
-        let redraw_at = last_draw + FRAME;
         tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
                     // Keys are judged at the time they arrive (a box that just opened ignores Enter).
                     app.now = jiff::Timestamp::now();
-                    dirty |= super::on_terminal_event(app, ev);
+                    if super::on_terminal_event(app, ev) {
+                        pacer.changed();
+                    }
                 }
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
             ev = events.recv(), if engine_open => match ev {
                 Some(ev) => {
-                    // Coalesce a burst: apply everything waiting, then draw once.
-                    let mut changes = vec![app.store.apply(ev)];
-                    for _ in 0..BATCH {
-                        match events.try_recv() {
-                            Ok(ev) => changes.push(app.store.apply(ev)),
-                            Err(_) => break,
-                        }
-                    }
-                    changes.retain(|c| *c != crate::store::Change::Nothing);
-                    if !changes.is_empty() {
-                        app.now = jiff::Timestamp::now();
-                        app.on_changes(&changes);
-                        dirty = true;
+                    let waiting = std::iter::from_fn(|| events.try_recv().ok()).take(BATCH);
+                    if apply_burst(app, std::iter::once(ev).chain(waiting)) {
+                        pacer.changed();
                     }
                 }
                 None => engine_open = false,
@@ -133,15 +173,18 @@ async fn event_loop(
             _ = tick.tick() => {
                 app.now = jiff::Timestamp::now();
                 app.on_tick();
-                dirty |= !app.store.is_empty() || app.steer.flash.is_some() || app.modal();
+                if !app.store.is_empty() || app.steer.flash.is_some() || app.modal() {
+                    pacer.changed();
+                }
             }
-            () = tokio::time::sleep_until(redraw_at), if dirty => {}
+            () = pacer.next_frame() => {}
         }
     }
     Ok(())
 }
 
-fn draw(terminal: &mut Terminal<CrosstermBackend<Stdout>>, app: &mut App) -> io::Result<()> {
+/// Draws one frame of the real view at the terminal's size.
+pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
     app.now = jiff::Timestamp::now();
     let size = terminal.size()?;
     app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));

@@ -51,6 +51,16 @@ pub struct WatchArgs {
     /// Let a --tap listen on an address that is not loopback (other machines can reach it).
     #[arg(long)]
     pub tap_allow_remote: bool,
+    /// Receive push notifications here, `HOST:PORT` (loopback unless --push-allow-remote):
+    /// agents whose card says pushNotifications are asked to post their tasks' events to it.
+    #[arg(long, value_name = "ADDR")]
+    pub push_listen: Option<std::net::SocketAddr>,
+    /// The URL agents reach the push receiver at, when not http://ADDR/ (a tunnel).
+    #[arg(long, value_name = "URL")]
+    pub push_url: Option<url::Url>,
+    /// Let --push-listen use an address other than loopback.
+    #[arg(long)]
+    pub push_allow_remote: bool,
     #[command(flatten)]
     pub screen: ScreenArgs,
 }

@@ -30,6 +30,13 @@ struct HealthLine<'a> {
     url: &'a str,
     /// The last listing stopped at the page limit with more offered.
     listing_cut: bool,
+    /// Push deliveries refused for a missing or wrong token.
+    #[serde(skip_serializing_if = "is_zero")]
+    push_refused: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn push_task_line(out: &mut Vec<u8>, store: &Store, task: &TaskEntry, event: &'static str) {
@@ -63,7 +70,7 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
         Event::Info { .. } => "info",
-        Event::Health { .. } => "agent",
+        Event::Health { .. } | Event::PushRefused { .. } => "agent",
     }
 }
 
@@ -145,6 +152,7 @@ fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, u64>, out: &mu
                     .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
                 url: &a.url,
                 listing_cut: a.listing_cut,
+                push_refused: a.push_refused,
             };
             ndjson::push_line(out, &line);
         }

@@ -24,7 +24,7 @@ use clap::Parser;
 use crate::config::Config;
 pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
 pub use error::Error;
-use specs::{agent_specs, watch_options};
+use specs::{agent_specs, push_receiver, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
 /// dashboard on thousands of tasks does not run out (the engine also caps streams per agent).
@@ -117,5 +117,7 @@ async fn watch(conn: &ConnArgs, args: &WatchArgs) -> Result<(), Error> {
             "no agents to watch: pass --agent URL, add [[agent]] to the config file, or try `a2a-watch demo`".into(),
         ));
     }
-    dashboard::run(specs, watch_options(args, &config), &config, &args.screen).await
+    let mut opts = watch_options(args, &config);
+    opts.push = push_receiver(args, &config).await?;
+    dashboard::run(specs, opts, &config, &args.screen).await
 }

@@ -1,6 +1,7 @@
 //! What to watch and how to reach it: the one place where `--agent`, the connection flags and
 //! the config file's `[[agent]]` tables become `AgentSpec`s and `WatchOptions`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Error;
@@ -8,6 +9,7 @@ use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, Client, ClientOptions};
 use crate::config::{AgentConfig, Config, parse_binding};
+use crate::push::{Push, PushError, PushSettings};
 use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
@@ -198,6 +200,33 @@ pub fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
         first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
         quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
         ..defaults
+    }
+}
+
+/// The push receiver, bound, if `--push-listen` (or the config's `push_listen`) asks for one.
+pub async fn push_receiver(args: &WatchArgs, config: &Config) -> Result<Option<Arc<Push>>, Error> {
+    let Some(listen) = args.push_listen.or(config.push_listen) else {
+        return Ok(None);
+    };
+    let url = match (&args.push_url, &config.push_url) {
+        (Some(url), _) => Some(url.clone()),
+        (None, Some(text)) => {
+            Some(url::Url::parse(text).map_err(|e| Error::Usage(format!("push_url in the config: {e}")))?)
+        }
+        (None, None) => None,
+    };
+    let settings = PushSettings {
+        listen,
+        url,
+        allow_remote: args.push_allow_remote || config.push_allow_remote,
+    };
+    match Push::bind(&settings).await {
+        Ok(push) => Ok(Some(Arc::new(push))),
+        Err(PushError::Bind { addr, source }) => Err(Error::Io {
+            what: format!("listening for push notifications on {addr}"),
+            source,
+        }),
+        Err(e) => Err(Error::Usage(e.to_string())),
     }
 }
 
@@ -417,5 +446,30 @@ mod tests {
         assert!(c.agent[0].spec().client.allow_insecure_http);
         let c = Config::parse("[[agent]]\nurl = \"h\"\n", Path::new("c")).unwrap();
         assert!(!c.agent[0].spec().client.allow_insecure_http);
+    }
+
+    #[tokio::test]
+    async fn push_settings_come_from_flags_or_the_config() {
+        let config = Config::parse(
+            "push_listen = \"127.0.0.1:0\"\npush_url = \"https://tunnel.example/\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        let none = cli(&["--agent", "h"]);
+        let push = push_receiver(&none.watch, &config)
+            .await
+            .unwrap()
+            .expect("the config asks for one");
+        assert_eq!(push.url_for(1), "https://tunnel.example/push/1");
+        assert!(push_receiver(&none.watch, &Config::default()).await.unwrap().is_none());
+        let remote = cli(&["--agent", "h", "--push-listen", "0.0.0.0:0"]);
+        let err = push_receiver(&remote.watch, &config).await.unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{err}");
+        let allowed = cli(&["--agent", "h", "--push-listen", "0.0.0.0:0", "--push-allow-remote"]);
+        let push = push_receiver(&allowed.watch, &Config::default())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(push.url_for(0), format!("http://{}/push/0", push.local_addr()));
     }
 }

@@ -151,6 +151,8 @@ pub struct AgentEntry {
     pub info: Option<AgentInfo>,
     /// The last listing stopped at the page cap: tasks past it are not shown.
     pub listing_cut: bool,
+    /// Push deliveries refused for a missing or wrong token.
+    pub push_refused: u64,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -175,13 +177,21 @@ impl Counts {
         }
     }
 
-    fn add(&mut self, state: &TaskState) {
+    pub fn add(&mut self, state: &TaskState) {
         *self.slot(state) += 1;
     }
 
-    fn remove(&mut self, state: &TaskState) {
+    pub fn remove(&mut self, state: &TaskState) {
         let n = self.slot(state);
         *n = n.saturating_sub(1);
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        self.active += other.active;
+        self.interrupted += other.interrupted;
+        self.completed += other.completed;
+        self.ended += other.ended;
+        self.unknown += other.unknown;
     }
 
     pub fn total(&self) -> usize {
@@ -301,6 +311,7 @@ impl Store {
                     health: Health::Connecting,
                     info: None,
                     listing_cut: false,
+                    push_refused: 0,
                 })
                 .collect(),
             ..Store::default()
@@ -338,11 +349,7 @@ impl Store {
     pub fn total_counts(&self) -> Counts {
         let mut total = Counts::default();
         for c in &self.counts {
-            total.active += c.active;
-            total.interrupted += c.interrupted;
-            total.completed += c.completed;
-            total.ended += c.ended;
-            total.unknown += c.unknown;
+            total.merge(c);
         }
         total
     }
@@ -526,6 +533,13 @@ impl Store {
                     _ => Change::Nothing,
                 }
             }
+            Event::PushRefused { agent } => match self.agents.get_mut(agent) {
+                Some(a) => {
+                    a.push_refused += 1;
+                    Change::Agent(agent)
+                }
+                None => Change::Nothing,
+            },
             Event::ListingCut { agent, cut } => match self.agents.get_mut(agent) {
                 Some(a) if a.listing_cut != cut => {
                     a.listing_cut = cut;

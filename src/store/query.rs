@@ -149,6 +149,13 @@ pub struct ViewSpec {
     pub hide_terminal: bool,
 }
 
+impl ViewSpec {
+    /// Whether the view shows a task: it matches the filter, and is not a finished one hidden.
+    pub fn shows(&self, store: &Store, t: &TaskEntry) -> bool {
+        !(self.hide_terminal && t.class() == StateClass::Terminal) && self.filter.matches(store, t)
+    }
+}
+
 fn class_rank(c: StateClass) -> u8 {
     match c {
         StateClass::Interrupted => 0,
@@ -219,12 +226,8 @@ impl OrderedView {
         }
     }
 
-    fn shown(&self, store: &Store, t: &TaskEntry) -> bool {
-        !(self.spec.hide_terminal && t.class() == StateClass::Terminal) && self.spec.filter.matches(store, t)
-    }
-
     fn place(&mut self, store: &Store, t: &TaskEntry) {
-        if self.shown(store, t) {
+        if self.spec.shows(store, t) {
             let key = self.sort_key(t);
             self.order.insert(key.clone());
             self.placed.insert(t.key.clone(), key);

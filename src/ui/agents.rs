@@ -71,6 +71,10 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 if a.listing_cut {
                     spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
                 }
+                if a.push_refused > 0 {
+                    let refused = format!("{} push deliveries refused (wrong token); ", a.push_refused);
+                    spans.push(Span::styled(refused, Style::new().fg(t.broken)));
+                }
                 if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
                     spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
                 }

@@ -13,6 +13,7 @@ mod help;
 mod table;
 pub mod theme;
 mod title;
+mod tree;
 pub mod view;
 
 #[cfg(test)]

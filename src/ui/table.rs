@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
 
 use super::agents::name_width;
 use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, waited};
@@ -20,43 +20,9 @@ use crate::store::TaskEntry;
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let wide = area.width >= 110;
-    let mut title = vec![Span::styled(" Tasks ", Style::new().fg(t.title))];
-    // Frozen comes first: of everything in this title it is what must not be missed.
-    if app.frozen.is_some() {
-        let new = app.new_since_freeze();
-        title.push(Span::styled(
-            format!("── FROZEN +{new} new "),
-            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
-        ));
-    }
-    title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
-    if !app.spec.filter.is_empty() {
-        title.push(Span::styled(
-            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
-            t.dim(),
-        ));
-    }
-    if app.spec.hide_terminal {
-        title.push(Span::styled("── finished hidden ", t.dim()));
-    }
-    let block = border(Line::from(title), app, app.focus == Pane::Tasks);
+    let block = border(pane_title(app, " Tasks ", true), app, app.focus == Pane::Tasks);
     if app.row_count() == 0 {
-        let msg = if app.store.agents.is_empty() {
-            "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
-        } else if app.store.is_empty() {
-            format!(
-                "No tasks yet. Watching {}; tasks appear as they report them.",
-                plural(app.store.agents.len(), "agent")
-            )
-        } else if app.spec.filter.is_empty() {
-            "Every task is finished; t shows them again.".to_string()
-        } else {
-            "No task matches the filter. Esc clears it.".to_string()
-        };
-        let p = Paragraph::new(Line::styled(msg, t.dim()).centered())
-            .block(block)
-            .wrap(Wrap { trim: true });
-        frame.render_widget(p, area);
+        draw_empty(frame, area, app, block);
         return;
     }
     // The agent column is as wide as the longest name, within limits: a short tag when narrow.
@@ -113,6 +79,64 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_widget(table, area);
 }
 
+/// The title of the pane in the tasks' place (the table, the tree): frozen first, as what must
+/// not be missed, then what narrows it.
+pub(super) fn pane_title(app: &App, name: &'static str, sorted: bool) -> Line<'static> {
+    let t = &app.theme;
+    let mut title = vec![Span::styled(name, Style::new().fg(t.title))];
+    if app.frozen.is_some() {
+        let new = app.new_since_freeze();
+        title.push(Span::styled(
+            format!("── FROZEN +{new} new "),
+            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
+        ));
+    }
+    if sorted {
+        title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
+    }
+    if !app.spec.filter.is_empty() {
+        title.push(Span::styled(
+            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
+            t.dim(),
+        ));
+    }
+    if app.spec.hide_terminal {
+        title.push(Span::styled("── finished hidden ", t.dim()));
+    }
+    Line::from(title)
+}
+
+/// Says why there are no rows, inside the pane's frame.
+pub(super) fn draw_empty(frame: &mut Frame, area: Rect, app: &App, block: Block) {
+    let msg = if app.store.agents.is_empty() {
+        "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
+    } else if app.store.is_empty() {
+        format!(
+            "No tasks yet. Watching {}; tasks appear as they report them.",
+            plural(app.store.agents.len(), "agent")
+        )
+    } else if app.spec.filter.is_empty() {
+        "Every task is finished; t shows them again.".to_string()
+    } else {
+        "No task matches the filter. Esc clears it.".to_string()
+    };
+    let p = Paragraph::new(Line::styled(msg, app.theme.dim()).centered())
+        .block(block)
+        .wrap(Wrap { trim: true });
+    frame.render_widget(p, area);
+}
+
+/// A task's state in its colour (reversed, for unknown): only the words, not the padding after.
+pub(super) fn state_words(app: &App, task: &TaskEntry) -> Span<'static> {
+    let t = &app.theme;
+    if task.not_found {
+        Span::styled("? not found", Style::new().fg(t.failure))
+    } else {
+        let state = task.state();
+        Span::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state))
+    }
+}
+
 /// The text of a status message, as far as one line can show: a huge message is not copied.
 pub(super) fn status_head(task: &TaskEntry) -> Cow<'_, str> {
     let parts = task.status.message.as_ref().map_or(&[][..], |m| &m.parts[..]);
@@ -130,43 +154,43 @@ pub(super) fn status_head(task: &TaskEntry) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
+/// What a task says, in one line of `width` columns: quiet for how long, its warning, its status
+/// message; in the warning colour when there is one.
+pub(super) fn status_words(app: &App, task: &TaskEntry, width: usize) -> Span<'static> {
     let t = &app.theme;
-    let state = task.state();
-    let agent = app.store.agent_name(task.key.agent);
     // A stream silent for a while says for how long (issue 9), before anything else.
     let quiet = task
         .quiet_since
         .map(|since| format!("quiet {} · ", waited(app.now, since)))
         .unwrap_or_default();
-    let status = match &task.error {
-        Some(err) => line(
-            &format!("{quiet}⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
-            status_w,
+    match &task.error {
+        Some(err) => Span::styled(
+            line(
+                &format!("{quiet}⚠ {} · {}", line(err, 200), line(&status_head(task), 200)),
+                width,
+            ),
+            Style::new().fg(t.failure),
         ),
-        None => line(&format!("{quiet}{}", status_head(task)), status_w),
-    };
+        None => Span::styled(
+            line(&format!("{quiet}{}", status_head(task)), width),
+            Style::new().fg(t.text),
+        ),
+    }
+}
+
+fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
+    let t = &app.theme;
+    let agent = app.store.agent_name(task.key.agent);
     let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
     if wide {
         cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
     }
-    // Only the words are coloured (reversed, for unknown): not the padding after them.
-    let state_cell = if task.not_found {
-        Line::styled("? not found", Style::new().fg(t.failure))
-    } else {
-        Line::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state))
-    };
-    cells.push(Cell::from(state_cell));
+    cells.push(Cell::from(Line::from(state_words(app, task))));
     cells.push(Cell::from(waited(app.now, task.state_since)));
     if wide {
         cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
     }
-    let status_style = if task.error.is_some() {
-        Style::new().fg(t.failure)
-    } else {
-        Style::new().fg(t.text)
-    };
-    cells.push(Cell::from(status).style(status_style));
+    cells.push(Cell::from(Line::from(status_words(app, task, status_w))));
     if wide {
         cells.push(Cell::from(format!("{:>3}", task.artifacts.len())));
     }

@@ -390,3 +390,6 @@ mod answers;
 
 /// Bell, notifications, title, Esc "later", the inbox, paste and Ctrl-C in a dialog.
 mod steering;
+
+/// The delegation tree: nesting, counts, collapse, keys.
+mod tree;

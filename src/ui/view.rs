@@ -3,7 +3,7 @@
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
 //!
 //! This file is the layout (`Areas`) and the order the panes are drawn in; each pane draws in its
-//! own file (`title`, `agents`, `table`, `approvals`, `footer`, `help`, `detail`), and the pieces
+//! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`, `help`, `detail`), and the pieces
 //! more than one pane uses (borders, counts) are at the end of this one.
 
 use ratatui::Frame;
@@ -12,7 +12,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::{agents, approvals, detail, dialogs, footer, help, table, title};
+use super::{agents, approvals, detail, dialogs, footer, help, table, title, tree};
 use crate::app::popup::Popup;
 use crate::app::{App, Pane};
 use crate::store::Counts;
@@ -104,6 +104,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Title => title::draw(frame, *area, app),
             Pane::Agents => agents::draw(frame, *area, app, a.compact),
+            Pane::Tasks if app.tree.shown => tree::draw(frame, *area, app),
             Pane::Tasks => table::draw(frame, *area, app),
             Pane::Approvals => approvals::draw(frame, *area, app, a.compact),
             Pane::Footer => footer::draw(frame, *area, app),

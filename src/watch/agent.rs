@@ -4,6 +4,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -33,6 +34,16 @@ pub(crate) struct AgentWatcher {
     pub myself: mpsc::Sender<Command>,
     /// This agent's tasks with a subscription open.
     pub open: OpenStreams,
+    /// Whether the last listing was read whole: while it is, a change the listing shows needs no
+    /// GetTask from a quiet stream's watcher.
+    pub listing_ok: Arc<AtomicBool>,
+}
+
+/// Whether a task came from this agent's listing (which then follows its changes too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listed {
+    Yes,
+    No,
 }
 
 /// What the agent's loop keeps between listings.
@@ -44,7 +55,7 @@ struct Watched {
     /// Tasks whose subscription hung before its headers: their slot is free, and they are
     /// watched again after a backoff (the listing follows them meanwhile).
     resting: HashSet<String>,
-    rests: JoinSet<(String, u32)>,
+    rests: JoinSet<(String, u32, Listed)>,
     /// Sends and cancels under way; they never block the loop.
     actions: JoinSet<()>,
     /// The credential being resolved again after a 401 (at most one at a time), off the loop so
@@ -60,7 +71,7 @@ struct Watched {
 /// 100,000 tasks over the cap has as many waiting.
 #[derive(Default)]
 struct Queue {
-    order: VecDeque<Arc<str>>,
+    order: VecDeque<(Arc<str>, Listed)>,
     members: HashSet<Arc<str>>,
 }
 
@@ -69,17 +80,17 @@ impl Queue {
         self.members.contains(id)
     }
 
-    fn push_back(&mut self, id: String) {
+    fn push_back(&mut self, id: String, listed: Listed) {
         let id: Arc<str> = id.into();
         if self.members.insert(id.clone()) {
-            self.order.push_back(id);
+            self.order.push_back((id, listed));
         }
     }
 
-    fn pop_front(&mut self) -> Option<String> {
-        let id = self.order.pop_front()?;
+    fn pop_front(&mut self) -> Option<(String, Listed)> {
+        let (id, listed) = self.order.pop_front()?;
         self.members.remove(&id);
-        Some(id.to_string())
+        Some((id.to_string(), listed))
     }
 }
 
@@ -269,12 +280,17 @@ impl AgentWatcher {
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;
         }
-        let healthy = if client.streams() {
-            Health::Streaming
-        } else {
-            Health::Polling {
+        let healthy = match (client.streams(), self.pushes(&client)) {
+            (true, _) => Health::Streaming,
+            (false, None) => Health::Polling {
                 reason: "the card declares no streaming".into(),
-            }
+            },
+            (false, Some(_)) => Health::Polling {
+                reason: format!(
+                    "the card declares no streaming; followed by push notifications (polled {}x slower)",
+                    super::task::PUSHED_POLL
+                ),
+            },
         };
         if !self.health(healthy.clone()).await {
             return;
@@ -291,8 +307,10 @@ impl AgentWatcher {
             last_refresh: None,
             refresh_failed: None,
         };
+        // Tasks named by id may be ones the listing does not show (another context, or
+        // scoped out): their quiet streams are checked with GetTask.
         for id in wanted {
-            self.want(&client, &mut watched, id, 0);
+            self.want(&client, &mut watched, id, 0, Listed::No);
         }
         let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -332,13 +350,14 @@ impl AgentWatcher {
                                 return;
                             }
                             if live {
-                                self.want(&client, &mut watched, id, 0);
+                                self.want(&client, &mut watched, id, 0, Listed::Yes);
                             }
                         }
                     };
                     match listed {
                         Ok(cut) => {
                             since = newest;
+                            self.listing_ok.store(true, Ordering::Relaxed);
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
@@ -346,6 +365,7 @@ impl AgentWatcher {
                         }
                         Err(e) => {
                             failures += 1;
+                            self.listing_ok.store(false, Ordering::Relaxed);
                             let health = match e {
                                 Error::Unauthorized { .. } => {
                                     self.refresh(&mut watched);
@@ -359,7 +379,7 @@ impl AgentWatcher {
                     }
                 }
                 cmd = commands.recv() => match cmd {
-                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id, 0),
+                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id, 0, Listed::No),
                     Some(Command::Send { action, request }) => {
                         watched.actions.spawn(self.act(client.clone()).send(action, request));
                     }
@@ -376,25 +396,25 @@ impl AgentWatcher {
                 }
                 Some(_) = watched.actions.join_next() => {}
                 Some(done) = watched.watchers.join_next() => {
-                    if let Ok(Ended { id, stuck }) = done {
+                    if let Ok(Ended { id, stuck, listed }) = done {
                         watched.live.remove(&id);
                         if stuck > 0 {
                             watched.resting.insert(id.clone());
                             let pause = backoff(stuck, self.opts.max_backoff);
                             watched.rests.spawn(async move {
                                 tokio::time::sleep(pause).await;
-                                (id, stuck)
+                                (id, stuck, listed)
                             });
                         }
                     }
                     while watched.watchers.len() < self.opts.max_streams {
-                        let Some(next) = watched.queued.pop_front() else { break };
-                        self.spawn_watch(&client, &mut watched, next, 0);
+                        let Some((next, listed)) = watched.queued.pop_front() else { break };
+                        self.spawn_watch(&client, &mut watched, next, 0, listed);
                     }
                 }
-                Some(Ok((id, stuck))) = watched.rests.join_next() => {
+                Some(Ok((id, stuck, listed))) = watched.rests.join_next() => {
                     watched.resting.remove(&id);
-                    self.want(&client, &mut watched, id, stuck);
+                    self.want(&client, &mut watched, id, stuck, listed);
                 }
             }
         }
@@ -426,18 +446,26 @@ impl AgentWatcher {
 
     /// Watches a task now, or when a slot frees. `stuck` carries a hung subscription's count
     /// into the next watcher, so its backoff keeps growing.
-    fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32) {
+    fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
         if watched.live.contains(&id) || watched.queued.contains(&id) || watched.resting.contains(&id) {
             return;
         }
         if watched.watchers.len() >= self.opts.max_streams {
-            watched.queued.push_back(id);
+            watched.queued.push_back(id, listed);
             return;
         }
-        self.spawn_watch(client, watched, id, stuck);
+        self.spawn_watch(client, watched, id, stuck, listed);
     }
 
-    fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32) {
+    /// The push receiver, if there is one and the agent's card says it pushes.
+    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+        self.opts
+            .push
+            .clone()
+            .filter(|_| client.card.capabilities.push_notifications)
+    }
+
+    fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
         watched.live.insert(id.clone());
         let watch = TaskWatch {
             agent: self.id,
@@ -448,9 +476,14 @@ impl AgentWatcher {
             max_backoff: self.opts.max_backoff,
             first_byte: self.opts.first_byte_timeout,
             quiet_after: self.opts.quiet_after,
+            listing: match listed {
+                Listed::Yes => Some(self.listing_ok.clone()),
+                Listed::No => None,
+            },
             open: self.open.clone(),
             stuck,
             agent_commands: self.myself.clone(),
+            push: self.pushes(client),
         };
         watched.watchers.spawn(watch.run());
     }
@@ -622,19 +655,29 @@ fn refusal(e: &Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::Queue;
+    use super::{Listed, Queue};
 
     #[test]
     fn the_queue_keeps_order_and_holds_each_task_once() {
         let mut q = Queue::default();
-        for id in ["b", "a", "b", "c", "a"] {
-            q.push_back(id.to_string());
+        for (id, listed) in [
+            ("b", Listed::Yes),
+            ("a", Listed::No),
+            ("b", Listed::No),
+            ("c", Listed::Yes),
+            ("a", Listed::Yes),
+        ] {
+            q.push_back(id.to_string(), listed);
         }
         assert!(q.contains("a") && q.contains("c") && !q.contains("d"));
-        assert_eq!(q.pop_front().as_deref(), Some("b"));
+        assert_eq!(
+            q.pop_front(),
+            Some(("b".to_string(), Listed::Yes)),
+            "the first ask stands"
+        );
         assert!(!q.contains("b"), "a task taken off the queue is no longer in it");
-        q.push_back("b".into());
-        let rest: Vec<String> = std::iter::from_fn(|| q.pop_front()).collect();
+        q.push_back("b".into(), Listed::No);
+        let rest: Vec<String> = std::iter::from_fn(|| q.pop_front().map(|(id, _)| id)).collect();
         assert_eq!(rest, ["a", "c", "b"]);
         assert!(!q.contains("a"));
     }

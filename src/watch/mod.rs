@@ -5,6 +5,7 @@
 mod agent;
 mod task;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -85,6 +86,8 @@ pub struct WatchOptions {
     /// A `token_command` that takes longer is stopped, with everything it started (a login
     /// prompt waiting for input, say).
     pub token_command_timeout: Duration,
+    /// The push receiver (`--push-listen`): tasks of agents that push are registered with it.
+    pub push: Option<Arc<crate::push::Push>>,
 }
 
 impl Default for WatchOptions {
@@ -97,6 +100,7 @@ impl Default for WatchOptions {
             quiet_after: Duration::from_secs(30),
             max_pages: crate::a2a::client::MAX_PAGES,
             token_command_timeout: Duration::from_secs(30),
+            push: None,
         }
     }
 }
@@ -114,13 +118,21 @@ pub(crate) fn refresh_after(e: &crate::a2a::Error, agent: &mpsc::Sender<Command>
 pub struct Engine {
     commands: Vec<mpsc::Sender<Command>>,
     tasks: JoinSet<()>,
+    push: Option<Arc<crate::push::Push>>,
 }
+
+/// How long the push configs still registered at shutdown may take to delete (best effort:
+/// `dashboard::run` gives the whole shutdown 2 s).
+const PUSH_CLEANUP: Duration = Duration::from_millis(1500);
 
 impl Engine {
     pub fn start(specs: Vec<AgentSpec>, opts: WatchOptions, events: event::Sender) -> Engine {
         let http = crate::a2a::client::http_client(Duration::from_secs(10)).ok();
         let mut tasks = JoinSet::new();
         let mut commands = Vec::new();
+        if let Some(push) = &opts.push {
+            tasks.spawn(push.clone().serve(events.clone()));
+        }
         for (id, spec) in specs.into_iter().enumerate() {
             let (tx, rx) = mpsc::channel(64);
             commands.push(tx.clone());
@@ -132,10 +144,15 @@ impl Engine {
                 http: http.clone(),
                 myself: tx,
                 open: task::OpenStreams::default(),
+                listing_ok: Default::default(),
             };
             tasks.spawn(watcher.run(rx));
         }
-        Engine { commands, tasks }
+        Engine {
+            commands,
+            tasks,
+            push: opts.push,
+        }
     }
 
     /// Hands a command to one agent's task; false if that agent is gone.
@@ -146,8 +163,12 @@ impl Engine {
         }
     }
 
+    /// Stops every agent task and the push receiver, then deletes the push configs left.
     pub async fn shutdown(mut self) {
         self.tasks.shutdown().await;
+        if let Some(push) = self.push {
+            push.unregister_all(PUSH_CLEANUP).await;
+        }
     }
 }
 

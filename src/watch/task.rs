@@ -5,14 +5,16 @@
 //! interrupted task).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use jiff::Timestamp;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
+use super::agent::Listed;
 use super::{backoff, refresh_after, wait_after};
 use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
 use crate::event::{AgentId, Command, Event, WatchMode};
@@ -27,8 +29,13 @@ const SHORT_STREAM: Duration = Duration::from_secs(1);
 /// closes after every event must not get a tight loop).
 const FREE_RESUBSCRIBES: u32 = 5;
 /// How far the quiet check backs off on a stream that stays quiet: at most this many times
-/// `quiet_after` between two GetTasks.
+/// `quiet_after` between two checks. A task the agent's listing follows is asked about with
+/// GetTask only at this cap (the listing already fetches what changed); others at every check.
 const QUIET_BACKOFF: u32 = 8;
+
+/// A task that the agent pushes to us and that cannot be streamed is still polled, this many
+/// times slower: a safety net for a delivery lost (pushes are best effort: no retries).
+pub(crate) const PUSHED_POLL: u32 = 10;
 
 /// At most this many events of one stream cross to the store in one send.
 const MAX_BATCH: usize = 256;
@@ -82,11 +89,16 @@ pub(crate) struct TaskWatch {
     pub max_backoff: Duration,
     pub first_byte: Duration,
     pub quiet_after: Duration,
+    /// Set when the agent's listing follows this task: the flag says whether its last listing
+    /// was read whole.
+    pub listing: Option<Arc<AtomicBool>>,
     pub open: OpenStreams,
     /// Subscriptions in a row that got no response headers in time, before this watcher.
     pub stuck: u32,
     /// The agent's command channel, to ask for a fresh credential after a 401.
     pub agent_commands: mpsc::Sender<Command>,
+    /// The push receiver, if the agent pushes (its card says so) and `--push-listen` is on.
+    pub push: Option<Arc<crate::push::Push>>,
 }
 
 /// Why a watcher ended, so the agent can free its slot and perhaps come back.
@@ -94,6 +106,7 @@ pub(crate) struct Ended {
     pub id: String,
     /// Non-zero: a subscription hung before its headers; watch again after backoff(stuck).
     pub stuck: u32,
+    pub listed: Listed,
 }
 
 /// Whether a subscription goes on after one of its items.
@@ -125,6 +138,11 @@ enum Subscription {
 }
 
 impl TaskWatch {
+    /// Whether the agent's listing follows this task's changes right now.
+    fn listing_follows(&self) -> bool {
+        self.listing.as_ref().is_some_and(|ok| ok.load(Ordering::Relaxed))
+    }
+
     async fn send(&self, event: Event) -> bool {
         self.events.send(event).await.is_ok()
     }
@@ -202,16 +220,52 @@ impl TaskWatch {
         Ended {
             id: self.id.clone(),
             stuck,
+            listed: if self.listing.is_some() {
+                Listed::Yes
+            } else {
+                Listed::No
+            },
         }
     }
 
     /// Runs until the task is terminal, unknown to the agent, stuck, or the store is gone.
-    /// Returns the task id so the agent can free its slot.
+    /// Returns the task id so the agent can free its slot. A push config registered for the
+    /// task is deleted then.
     pub async fn run(self) -> Ended {
+        let ended = self.follow().await;
+        if let Some(push) = &self.push {
+            push.unregister(self.agent, &self.id).await;
+        }
+        ended
+    }
+
+    /// Registers the task with the push receiver, if the agent pushes: Some, what wakes when
+    /// a delivery says the task ended.
+    async fn register_push(&self) -> Option<Arc<Notify>> {
+        let push = self.push.as_ref()?;
+        match push.register(self.agent, &self.client, &self.id).await {
+            Ok(ended) => Some(ended),
+            Err(e) => {
+                refresh_after(&e, &self.agent_commands);
+                let error = push.shown_error(&e);
+                tracing::info!(agent = self.agent, task = %self.id, %error, "push config refused; polling");
+                None
+            }
+        }
+    }
+
+    async fn follow(&self) -> Ended {
         let mut failures = 0u32;
         let mut short = 0u32;
         let mut check_failures = 0u32;
         let mut polling = !self.client.streams();
+        let pushed = self.register_push().await;
+        // Followed by deliveries: GetTask only as a slow safety net, or at once when a delivery
+        // says the task ended.
+        let poll = match &pushed {
+            Some(_) if polling => self.poll * PUSHED_POLL,
+            _ => self.poll,
+        };
         if polling {
             self.mode(WatchMode::Polling).await;
         }
@@ -269,9 +323,14 @@ impl TaskWatch {
                     }
                     let wait = match &failed {
                         Some(e) => wait_after(e, check_failures, self.max_backoff).max(self.poll),
-                        None => self.poll,
+                        None => poll,
                     };
-                    tokio::time::sleep(wait).await;
+                    match &pushed {
+                        Some(ended) => {
+                            let _ = tokio::time::timeout(wait, ended.notified()).await;
+                        }
+                        None => tokio::time::sleep(wait).await,
+                    }
                 }
             }
             // An interrupted task that becomes active again may accept a subscription now.
@@ -282,10 +341,14 @@ impl TaskWatch {
         }
     }
 
-    /// One subscription, read to its end. While it is quiet, GetTask is asked after
-    /// `quiet_after` without dropping it, then at doubling intervals (up to `QUIET_BACKOFF`
-    /// times it) while it stays quiet: a thousand idle streams must not cost a GetTask each
-    /// every `quiet_after` (issue 11, idle CPU).
+    /// One subscription, read to its end. While it is quiet, it is checked after `quiet_after`
+    /// without dropping it, then at doubling intervals (up to `QUIET_BACKOFF` times it, with
+    /// jitter there so that streams opened together do not check together). A check is a
+    /// GetTask, unless the agent's listing follows the task and its last listing was read whole:
+    /// then the listing (statusTimestampAfter, every poll interval) is the check, and GetTask is
+    /// asked only at the cap, so that a stream held open on a task that ended is still let go.
+    /// A thousand idle streams must not cost a GetTask each every `quiet_after` (issue 11, idle
+    /// CPU: 1000 GetTasks at once cost 1% of a core; BENCHMARKS.md, section 5).
     async fn stream_once(&self) -> Subscription {
         let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
             Err(_) => return Subscription::Stuck,
@@ -303,7 +366,8 @@ impl TaskWatch {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
-                    if matches!(self.check().await.0, Next::Stop) {
+                    let cap = self.quiet_after * QUIET_BACKOFF;
+                    if (quiet_wait >= cap || !self.listing_follows()) && matches!(self.check().await.0, Next::Stop) {
                         return Subscription::Stop;
                     }
                     // After the snapshot, which clears nothing of this.
@@ -317,7 +381,10 @@ impl TaskWatch {
                     {
                         return Subscription::Stop;
                     }
-                    quiet_wait = (quiet_wait * 2).min(self.quiet_after * QUIET_BACKOFF);
+                    quiet_wait = (quiet_wait * 2).min(cap);
+                    if quiet_wait == cap {
+                        quiet_wait += (cap / 2).mul_f64(super::jitter());
+                    }
                     continue;
                 }
             };

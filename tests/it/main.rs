@@ -9,6 +9,7 @@ mod engine;
 mod golden;
 mod output;
 mod peers;
+mod push;
 mod recovery;
 mod relay;
 mod scenarios;

@@ -471,6 +471,45 @@ async fn a_stream_that_stays_quiet_is_checked_less_and_less_often() {
     w.engine.shutdown().await;
 }
 
+/// A quiet stream of a task the listing shows is checked by the listing (statusTimestampAfter
+/// every poll interval), not by a GetTask of its own at every quiet check: GetTask only comes
+/// at the backoff's cap (8x `quiet_after`), which still lets go of a stream held open on a
+/// task that ended. The quiet mark shows as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quiet_stream_the_listing_follows_costs_no_get_task_until_the_cap() {
+    let (url, fake) = fake(true, |call| match call.method.as_str() {
+        "ListTasks" => listing(call, vec![task("t1", "TASK_STATE_WORKING", "thinking")]),
+        "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
+        "SubscribeToTask" => sse(
+            vec![frame(
+                call,
+                json!({"task": task("t1", "TASK_STATE_WORKING", "thinking")}),
+            )],
+            Duration::ZERO,
+            true,
+        ),
+        _ => not_found(call),
+    })
+    .await;
+    let mut w = watch(
+        spec(&url, &[]),
+        WatchOptions {
+            quiet_after: Duration::from_millis(150),
+            ..opts()
+        },
+    );
+    w.until("quiet shown", |s| s.tasks().any(|t| t.quiet_since.is_some()))
+        .await;
+    // Checks at 0.15, 0.45 and 1.05 s are the listing's; the cap (1.2 s, plus up to half
+    // of it in jitter) comes after 2.25 s of quiet at the earliest.
+    w.drain(Duration::from_millis(1500)).await;
+    assert_eq!(fake.count("GetTask"), 0, "the listing checked the quiet stream");
+    assert!(fake.count("ListTasks") >= 3, "the listing went on");
+    w.until("GetTask at the cap", |_| fake.count("GetTask") >= 1).await;
+    assert_eq!(fake.count("SubscribeToTask"), 1, "the stream was kept");
+    w.engine.shutdown().await;
+}
+
 /// With one stream allowed, a subscription that never sends headers would hold the only slot
 /// forever; abandoned after the first-byte timeout, it frees the slot and is retried later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -264,3 +264,23 @@ fn state_cells_are_coloured_by_class() {
         );
     }
 }
+
+#[test]
+fn refused_push_deliveries_are_counted_on_the_agent_row() {
+    let mut s = store();
+    for _ in 0..2 {
+        s.apply(Event::PushRefused { agent: REVIEWER });
+    }
+    let mut app = app(s);
+    let terminal = render(&mut app, 160, 48);
+    let buffer = terminal.backend().buffer();
+    let shown = "2 push deliveries refused";
+    let (x, y) = find(buffer, shown).unwrap_or_else(|| panic!("{}", terminal.backend()));
+    assert_eq!(buffer[(x, y)].fg, app.theme.broken);
+    let row = screen_text(buffer)
+        .lines()
+        .nth(usize::from(y))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("code-reviewer"), "on the agent's own row: {row}");
+}

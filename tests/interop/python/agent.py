@@ -13,7 +13,10 @@ Interop fixture for a2a-watch. One process serves:
   POST /reject/{taskId}               out-of-band refusal  (not A2A)
 
 Run:  .venv-py13/bin/python agent.py --port 0 [--token T] [--name test-runner]
-          [--prefer jsonrpc|rest] [--v03-compat]
+          [--prefer jsonrpc|rest] [--v03-compat] [--push]
+--push: the card says streaming: false and pushNotifications: true, and the SDK's
+own push sender (InMemoryPushNotificationConfigStore + BasePushNotificationSender)
+delivers every event to the registered webhooks.
 It prints `READY http://127.0.0.1:PORT` once listening.
 
 Behaviour, chosen by the text of the user message (first match wins):
@@ -47,6 +50,7 @@ import threading
 
 from typing import Any
 
+import httpx
 import uvicorn
 
 from starlette.applications import Starlette
@@ -69,7 +73,12 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -281,7 +290,7 @@ class InteropExecutor(AgentExecutor):
 
 
 def build_card(name: str, base_url: str, token: str | None, prefer: str,
-               v03_compat: bool = False) -> AgentCard:
+               v03_compat: bool = False, push: bool = False) -> AgentCard:
     jsonrpc = AgentInterface(
         url=f'{base_url}{JSONRPC_PATH}',
         protocol_binding=TransportProtocol.JSONRPC.value,
@@ -308,7 +317,7 @@ def build_card(name: str, base_url: str, token: str | None, prefer: str,
         description=f'{name}: a2a-watch interop agent (a2a-sdk 1.3.0, Python)',
         version='1.0.0',
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=not push, push_notifications=push),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain', 'application/json'],
         skills=[
@@ -398,13 +407,17 @@ class BearerAuth:
 
 
 def build_app(name: str, base_url: str, token: str | None, prefer: str,
-              v03_compat: bool = False) -> Any:
+              v03_compat: bool = False, push: bool = False) -> Any:
     approvals = Approvals()
-    card = build_card(name, base_url, token, prefer, v03_compat)
+    card = build_card(name, base_url, token, prefer, v03_compat, push)
+    configs = InMemoryPushNotificationConfigStore()
+    sender = BasePushNotificationSender(httpx.AsyncClient(), configs)
+    push_args = {'push_config_store': configs, 'push_sender': sender} if push else {}
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(base_url, approvals),
         task_store=InMemoryTaskStore(),
         agent_card=card,
+        **push_args,
     )
 
     async def decide(request: Request, approved: bool) -> JSONResponse:
@@ -449,6 +462,8 @@ async def main() -> None:
                     help='which interface the card lists first')
     ap.add_argument('--v03-compat', action='store_true',
                     help='also serve A2A 0.3 (SDK adapter) and declare a 0.3 JSONRPC interface')
+    ap.add_argument('--push', action='store_true',
+                    help='no streaming; push notifications with the SDK push sender')
     ap.add_argument('--log-level', default='warning')
     ap.add_argument('--exit-with-parent', action='store_true',
                     help='exit when stdin closes, so a test harness that dies leaves no agent behind')
@@ -464,7 +479,7 @@ async def main() -> None:
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}'
 
-    app = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat)
+    app = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat, args.push)
     config = uvicorn.Config(
         app, log_level=args.log_level, access_log=False, lifespan='off',
         timeout_graceful_shutdown=1,

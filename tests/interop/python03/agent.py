@@ -9,7 +9,10 @@ Interop fixture for a2a-watch (the 0.3 tolerance path). JSON-RPC only:
   POST /approve/{taskId}              out-of-band approval (not A2A)
   POST /reject/{taskId}               out-of-band refusal  (not A2A)
 
-Run:  .venv-py03/bin/python agent.py --port 0 [--name test-runner]
+Run:  .venv-py03/bin/python agent.py --port 0 [--name test-runner] [--push]
+--push: the card says streaming: false and pushNotifications: true, and the SDK's
+push sender (InMemoryPushNotificationConfigStore + BasePushNotificationSender)
+posts the task to the registered webhooks after every event.
 Prints `READY http://127.0.0.1:PORT` once listening.
 
 Same scripted behaviour as ../python/agent.py (the 1.0 agent): "hello",
@@ -29,6 +32,7 @@ import threading
 
 from typing import Any
 
+import httpx
 import uvicorn
 
 from starlette.requests import Request
@@ -39,7 +43,12 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -236,7 +245,7 @@ class InteropExecutor(AgentExecutor):
         await updater.cancel(updater.new_agent_message([text_part('Canceled by request')]))
 
 
-def build_app(name: str, base_url: str) -> Any:
+def build_app(name: str, base_url: str, push: bool = False) -> Any:
     approvals = Approvals()
     card = AgentCard(
         name=name,
@@ -245,7 +254,7 @@ def build_app(name: str, base_url: str) -> Any:
         version='1.0.0',
         protocol_version='0.3.0',
         preferred_transport=TransportProtocol.jsonrpc.value,
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=not push, push_notifications=push),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain', 'application/json'],
         skills=[
@@ -261,9 +270,13 @@ def build_app(name: str, base_url: str) -> Any:
                        examples=['deploy 2026.10.06-1 to staging, approve first']),
         ],
     )
+    configs = InMemoryPushNotificationConfigStore()
+    sender = BasePushNotificationSender(httpx.AsyncClient(), configs)
+    push_args = {'push_config_store': configs, 'push_sender': sender} if push else {}
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(base_url, approvals),
         task_store=InMemoryTaskStore(),
+        **push_args,
     )
     a2a_app = A2AStarletteApplication(agent_card=card, http_handler=handler)
     app = a2a_app.build()
@@ -289,6 +302,8 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--port', type=int, default=0)
     ap.add_argument('--name', default='test-runner')
+    ap.add_argument('--push', action='store_true',
+                    help='no streaming; push notifications with the SDK push sender')
     ap.add_argument('--log-level', default='warning')
     ap.add_argument('--exit-with-parent', action='store_true',
                     help='exit when stdin closes, so a test harness that dies leaves no agent behind')
@@ -303,7 +318,7 @@ async def main() -> None:
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}'
 
-    config = uvicorn.Config(build_app(args.name, base_url), log_level=args.log_level,
+    config = uvicorn.Config(build_app(args.name, base_url, args.push), log_level=args.log_level,
                             access_log=False, lifespan='off', timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     serve = asyncio.create_task(server.serve(sockets=[sock]))

@@ -1,0 +1,305 @@
+//! Push notifications (spec sections 3.1.7, 3.1.10, 4.3): a webhook receiver inside the dashboard.
+//! For agents whose card says `pushNotifications: true`, each watched task gets a push config
+//! that points here and carries a token made for this session. Every delivery must carry it back
+//! (`X-A2A-Notification-Token`); one that does not is refused with 401 and counted on the agent's
+//! row. Deliveries feed the store as stream events do (the store tolerates repeats and order).
+//! A config is deleted when its task's watch ends, and the rest when the engine stops.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use jiff::Timestamp;
+use tokio::sync::Notify;
+use url::Url;
+
+use crate::a2a::auth::Secret;
+use crate::a2a::sse::DEFAULT_FRAME_LIMIT;
+use crate::a2a::{Client, PushConfig, StateClass, StreamResponse};
+use crate::event::{self, AgentId, Event};
+
+/// Where the agent puts the config's token on a delivery (a2a-sdk's push sender; spec section
+/// 4.3.3).
+const TOKEN_HEADER: &str = "x-a2a-notification-token";
+/// The receiver's path for one agent's deliveries, under the base URL.
+const PATH: &str = "push";
+
+/// What the user chose: `--push-listen`, `--push-url`, `--push-allow-remote` (or the config).
+#[derive(Debug, Clone)]
+pub struct PushSettings {
+    pub listen: SocketAddr,
+    /// Where agents reach the receiver's root, when not at `http://LISTEN/` (a tunnel).
+    pub url: Option<Url>,
+    /// Listen on an address other than loopback.
+    pub allow_remote: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error(
+        "--push-listen {0} is not a loopback address: anyone who can reach it could post to the \
+         dashboard; pass --push-allow-remote (push_allow_remote = true) to listen there anyway"
+    )]
+    Remote(SocketAddr),
+    #[error("--push-url {0} cannot be a base URL (it needs a scheme and a host, like https://host/)")]
+    Url(String),
+    #[error("listening for push notifications on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// One config this session registered.
+struct Registration {
+    client: Arc<Client>,
+    /// Woken when a delivery says the task ended, so its watcher checks at once rather than at
+    /// its next (slow) poll.
+    ended: Arc<Notify>,
+}
+
+/// The receiver, and the configs registered with agents.
+pub struct Push {
+    addr: SocketAddr,
+    /// Ends with `/`; the agent's number and nothing else is appended.
+    base: Url,
+    token: Secret,
+    /// The same id on every config of this session: registering a task again replaces its
+    /// config (spec section 3.1.7) rather than adding one.
+    config_id: String,
+    listener: Mutex<Option<tokio::net::TcpListener>>,
+    registered: Mutex<HashMap<(AgentId, String), Registration>>,
+}
+
+impl std::fmt::Debug for Push {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Push")
+            .field("addr", &self.addr)
+            .field("base", &self.base.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Push {
+    /// Binds the receiver (it serves once the engine starts) and makes the session's token.
+    pub async fn bind(settings: &PushSettings) -> Result<Push, PushError> {
+        if !settings.listen.ip().is_loopback() && !settings.allow_remote {
+            return Err(PushError::Remote(settings.listen));
+        }
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| PushError::Bind {
+                addr: settings.listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| PushError::Bind {
+            addr: settings.listen,
+            source,
+        })?;
+        let root = match &settings.url {
+            Some(url) => url.clone(),
+            None => Url::parse(&format!("http://{addr}/")).map_err(|_| PushError::Url(addr.to_string()))?,
+        };
+        if root.cannot_be_a_base() || root.host().is_none() {
+            return Err(PushError::Url(crate::a2a::auth::shown_url(&root)));
+        }
+        let mut base = root;
+        let path = format!("{}/{PATH}/", base.path().trim_end_matches('/'));
+        base.set_path(&path);
+        let session = uuid::Uuid::new_v4().simple().to_string();
+        Ok(Push {
+            addr,
+            base,
+            token: Secret::new(uuid::Uuid::new_v4().simple().to_string()),
+            config_id: format!("a2a-watch-{}", &session[..12]),
+            listener: Mutex::new(Some(listener)),
+            registered: Mutex::default(),
+        })
+    }
+
+    /// The address the receiver listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL one agent's deliveries go to.
+    pub fn url_for(&self, agent: AgentId) -> String {
+        format!("{}{agent}", self.base)
+    }
+
+    fn registered(&self) -> std::sync::MutexGuard<'_, HashMap<(AgentId, String), Registration>> {
+        self.registered.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Asks the agent to push the task's events here. Some: registered, and what wakes when a
+    /// delivery says the task ended.
+    pub async fn register(&self, agent: AgentId, client: &Arc<Client>, task: &str) -> crate::a2a::Result<Arc<Notify>> {
+        let config = PushConfig {
+            task_id: task.to_string(),
+            id: self.config_id.clone(),
+            url: self.url_for(agent),
+            token: self.token.clone(),
+            tenant: None,
+        };
+        client.create_push_config(&config).await?;
+        let ended = Arc::new(Notify::new());
+        self.registered().insert(
+            (agent, task.to_string()),
+            Registration {
+                client: client.clone(),
+                ended: ended.clone(),
+            },
+        );
+        Ok(ended)
+    }
+
+    /// A refused registration, as it may be logged: an agent that echoes its params in an error
+    /// would echo the token, which never shows.
+    pub fn shown_error(&self, e: &crate::a2a::Error) -> String {
+        e.to_string().replace(self.token.expose(), "***")
+    }
+
+    /// Deletes the task's config, if this session registered one (best effort).
+    pub async fn unregister(&self, agent: AgentId, task: &str) {
+        let key = (agent, task.to_string());
+        // Forgotten only once deleted: a watcher stopped mid-delete by the engine's shutdown
+        // leaves it to `unregister_all`.
+        let client = self.registered().get(&key).map(|reg| reg.client.clone());
+        if let Some(client) = client {
+            self.delete(agent, task, &client).await;
+            self.registered().remove(&key);
+        }
+    }
+
+    async fn delete(&self, agent: AgentId, task: &str, client: &Client) {
+        if let Err(e) = client.delete_push_config(task, &self.config_id).await {
+            tracing::info!(agent, task, error = %e, "could not delete a push config");
+        }
+    }
+
+    /// Deletes every config still registered, all at once, giving up after `within`.
+    pub async fn unregister_all(&self, within: Duration) {
+        let left: Vec<_> = self.registered().drain().collect();
+        let deletes = left
+            .iter()
+            .map(|((agent, task), reg)| self.delete(*agent, task, &reg.client));
+        if tokio::time::timeout(within, futures::future::join_all(deletes))
+            .await
+            .is_err()
+        {
+            tracing::info!("gave up deleting push configs after {} s", within.as_secs_f64());
+        }
+    }
+
+    /// Serves deliveries until the engine stops (the task is then aborted, and nothing is left
+    /// listening).
+    pub async fn serve(self: Arc<Self>, events: event::Sender) {
+        let Some(listener) = self.listener.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+            return;
+        };
+        let app = Router::new()
+            .route(&format!("/{PATH}/{{agent}}"), post(deliver))
+            // A delivered task may be as large as a streamed event may be (axum allows 2 MB).
+            .layer(DefaultBodyLimit::max(DEFAULT_FRAME_LIMIT))
+            .with_state((self, events));
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::warn!(error = %e, "the push receiver stopped");
+        }
+    }
+
+    /// What wakes the task's watcher, if the delivery says the task ended.
+    fn ended_wake(&self, agent: AgentId, event: &StreamResponse) -> Option<Arc<Notify>> {
+        let state = match event {
+            StreamResponse::Task(t) => &t.status.state,
+            StreamResponse::StatusUpdate(u) => &u.status.state,
+            _ => return None,
+        };
+        if state.class() != StateClass::Terminal {
+            return None;
+        }
+        let task = event.named_task()?.to_string();
+        self.registered().get(&(agent, task)).map(|reg| reg.ended.clone())
+    }
+}
+
+/// Equal without a timing that tells how much of a guess was right.
+fn same_token(given: &[u8], token: &[u8]) -> bool {
+    given.len() == token.len() && given.iter().zip(token).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+/// One delivery: the token first, then the body, a bare StreamResponse (1.0: `task`,
+/// `statusUpdate`, `artifactUpdate`; 0.3 agents post the bare Task, which reads too).
+async fn deliver(
+    State((push, events)): State<(Arc<Push>, event::Sender)>,
+    Path(agent): Path<AgentId>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
+    if !given.is_some_and(|g| same_token(g, push.token.expose().as_bytes())) {
+        let _ = events.send(Event::PushRefused { agent }).await;
+        return StatusCode::UNAUTHORIZED;
+    }
+    let Ok(event) = serde_json::from_slice::<StreamResponse>(&body) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    if event.named_task().is_none() {
+        return StatusCode::BAD_REQUEST;
+    }
+    let ended = push.ended_wake(agent, &event);
+    let seen = Timestamp::now();
+    let event = match event {
+        StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
+        event => Event::Update { agent, event, seen },
+    };
+    if events.send(event).await.is_err() {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    // After the store has the delivery: the watcher's GetTask then only confirms it.
+    if let Some(ended) = ended {
+        ended.notify_one();
+    }
+    StatusCode::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token(b"abc", b"abc"));
+        assert!(!same_token(b"abd", b"abc"));
+        assert!(!same_token(b"ab", b"abc"), "a prefix");
+        assert!(!same_token(b"", b"abc"));
+    }
+
+    #[tokio::test]
+    async fn a_remote_address_needs_the_flag_and_the_url_can_be_overridden() {
+        let remote = PushSettings {
+            listen: "0.0.0.0:0".parse().unwrap(),
+            url: None,
+            allow_remote: false,
+        };
+        assert!(matches!(Push::bind(&remote).await, Err(PushError::Remote(_))));
+        let tunnel = PushSettings {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            url: Some(Url::parse("https://tunnel.example/hooks").unwrap()),
+            allow_remote: false,
+        };
+        let push = Push::bind(&tunnel).await.unwrap();
+        assert_eq!(push.url_for(3), "https://tunnel.example/hooks/push/3");
+        let local = PushSettings { url: None, ..tunnel };
+        let push = Push::bind(&local).await.unwrap();
+        assert_eq!(push.url_for(0), format!("http://{}/push/0", push.local_addr()));
+        assert!(
+            !format!("{push:?}").contains(push.token.expose()),
+            "the token never prints"
+        );
+        let echoed = crate::a2a::Error::Input(format!("bad config {{token: {}}}", push.token.expose()));
+        assert_eq!(push.shown_error(&echoed), "bad config {token: ***}");
+    }
+}
