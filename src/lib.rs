@@ -16,6 +16,7 @@ pub mod event;
 pub mod ndjson;
 pub mod push;
 pub mod store;
+pub mod tap;
 pub mod text;
 pub mod ui;
 pub mod watch;

@@ -14,6 +14,7 @@ use crate::app::keys::KeyMap;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
 use crate::store::{Limits, Store, TaskKey};
+use crate::tap::Taps;
 use crate::ui::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -93,7 +94,16 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
             })
         })
         .collect();
+    let taps = Taps::bind(&specs).await.map_err(|(at, source)| Error::Io {
+        what: format!("the tap on {at}"),
+        source,
+    })?;
+    for line in taps.describe() {
+        super::out::error(&format!("a2a-watch: {line}"));
+    }
     let (tx, rx) = crate::event::channel(1024);
+    // Held to the end: dropping it stops the taps with the engine.
+    let _taps = taps.start(tx.clone());
     let engine = Engine::start(specs, opts, tx);
     let result = if screen.json {
         headless::run(store, rx, screen.until, given).await;

@@ -1,20 +1,36 @@
 //! The real binary, as scripts use it: NDJSON on stdout, one clear line on stderr, exit codes
 //! 0 (success), 1 (protocol or transport error), 2 (bad usage).
 
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
 use crate::demo_client::{TOKEN, start_demo};
 
-pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+/// The binary with `args` and `env`, and none of the test environment's tokens.
+fn binary(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"));
     cmd.args(args).env_remove("A2A_TOKEN").env_remove("A2A_TOKEN_DEPLOYER");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output()).await;
+    cmd
+}
+
+pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), binary(args, env).output()).await;
     out.expect("the command finished in time").expect("the binary runs")
+}
+
+/// The binary running, its output piped and no input, killed when dropped.
+pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+    binary(args, env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs")
 }
 
 pub fn lines(out: &Output) -> Vec<Value> {
