@@ -149,13 +149,13 @@ pub enum Command {
     },
     /// Cancel a task.
     Cancel { url: String, task_id: String },
-    /// Run the four built-in demo agents on loopback until interrupted.
+    /// Run the four built-in demo agents on loopback until interrupted. The deployer wants the
+    /// bearer token given with --token (demo-token without it).
     ServeDemo {
         #[arg(long, default_value_t = 41241)]
         base_port: u16,
-        /// The deployer's bearer token.
-        #[arg(long, default_value = "demo-token", hide_default_value = true)]
-        token: String,
+        // The deployer's bearer token is the global `--token` (its own `--token` here clashed
+        // with it: clap panicked at start); `demo-token` without one.
         /// Seconds between the steps of a scenario.
         #[arg(long, default_value_t = 0.6)]
         delay: f64,

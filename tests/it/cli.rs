@@ -204,3 +204,40 @@ async fn interactions_are_answered_from_the_command_line() {
     assert_eq!(no_more.status.code(), Some(2), "a finished task is not answered");
     agents.shutdown().await;
 }
+
+/// `serve-demo` starts (its deployer token is the global `--token`; a flag of its own by the same
+/// name once made clap panic at start), and the deployer takes that token and no other.
+#[tokio::test]
+async fn serve_demo_starts_and_its_deployer_wants_the_token_given() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = spawn(&["serve-demo", "--base-port", "0", "--token", "s3cret-demo"], &[]);
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let deployer = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some(line) = out.next_line().await.unwrap() {
+            if let Some(url) = line.trim().strip_prefix("deployer") {
+                return url.trim().to_string();
+            }
+        }
+        panic!("serve-demo ended without listing the deployer");
+    })
+    .await
+    .expect("serve-demo lists its agents");
+    let list = |token: &'static str| {
+        let url = deployer.clone();
+        async move {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}});
+            reqwest::Client::new()
+                .post(format!("{url}/"))
+                .header("A2A-Version", "1.0")
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert!(list("s3cret-demo").await.is_success());
+    assert_eq!(list("demo-token").await, reqwest::StatusCode::UNAUTHORIZED);
+    child.kill().await.unwrap();
+}
