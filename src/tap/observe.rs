@@ -89,8 +89,7 @@ pub(super) async fn observe(ex: Exchange, chunks: mpsc::UnboundedReceiver<Bytes>
             // (an error frame) is skipped as the client skips it.
             let Ok(frame) = frame else { return };
             if let Ok(event) = decode(&frame)
-                && let Some(event) = as_event(agent, event)
-                && events.send(event).await.is_err()
+                && events.send_all(as_events(agent, event)).await.is_err()
             {
                 return;
             }
@@ -122,27 +121,28 @@ fn unary(agent: AgentId, binding: &Binding, status: u16, body: &[u8]) -> Vec<Eve
         let tasks = listed.map(|l| l.tasks).unwrap_or_default();
         return tasks
             .into_iter()
-            .filter_map(|t| as_event(agent, StreamResponse::Task(t)))
+            .flat_map(|t| as_events(agent, StreamResponse::Task(t)))
             .collect();
     }
     // A Task (GetTask, CancelTask, a send) or a send's Message: one decoder reads all of them.
     decoded(binding, status, body)
-        .and_then(|event| as_event(agent, event))
-        .into_iter()
-        .collect()
+        .map(|event| as_events(agent, event))
+        .unwrap_or_default()
 }
 
-/// A whole task is a snapshot, anything else an update of the task it names; a message outside
-/// any task concerns no row.
-fn as_event(agent: AgentId, event: StreamResponse) -> Option<Event> {
+/// A whole task is a snapshot, anything else an update of the task it names, each said to be
+/// tapped first; a message outside any task concerns no row.
+fn as_events(agent: AgentId, event: StreamResponse) -> Vec<Event> {
     let seen = Timestamp::now();
-    match event {
-        StreamResponse::Task(task) if !task.id.is_empty() => Some(Event::Snapshot { agent, task, seen }),
-        event if event.named_task().is_some() && !matches!(event, StreamResponse::Task(_)) => {
-            Some(Event::Update { agent, event, seen })
-        }
-        _ => None,
-    }
+    let Some(task) = event.named_task().map(str::to_string) else {
+        return Vec::new();
+    };
+    let tapped = Event::Tapped { agent, task, seen };
+    let event = match event {
+        StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
+        event => Event::Update { agent, event, seen },
+    };
+    vec![tapped, event]
 }
 
 #[cfg(test)]
@@ -166,6 +166,7 @@ mod tests {
             .map(|e| match e {
                 Event::Snapshot { task, .. } => ("snapshot", task.id.clone()),
                 Event::Update { event, .. } => (event.kind(), event.task_id().unwrap_or("").into()),
+                Event::Tapped { task, .. } => ("tapped", task.clone()),
                 other => panic!("unexpected {other:?}"),
             })
             .collect()
@@ -195,16 +196,30 @@ mod tests {
     fn tasks_messages_and_listings_become_events_and_errors_none() {
         let rpc = Binding::JsonRpc { lists: false };
         let task = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
-        assert_eq!(ids(&unary(0, &rpc, 200, task.as_bytes())), [("snapshot", "t-1".into())]);
+        assert_eq!(
+            ids(&unary(0, &rpc, 200, task.as_bytes())),
+            [("tapped", "t-1".into()), ("snapshot", "t-1".into())]
+        );
         let v03 = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t-3","contextId":"c","status":{"state":"working"}}}"#;
-        assert_eq!(ids(&unary(0, &rpc, 200, v03.as_bytes())), [("snapshot", "t-3".into())]);
+        assert_eq!(
+            ids(&unary(0, &rpc, 200, v03.as_bytes())),
+            [("tapped", "t-3".into()), ("snapshot", "t-3".into())]
+        );
         let error = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#;
         assert!(unary(0, &rpc, 200, error.as_bytes()).is_empty());
         let bare_message = r#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#;
         assert!(unary(0, &Binding::Rest { lists: false }, 200, bare_message.as_bytes()).is_empty());
         let listing = r#"{"tasks":[{"id":"a","contextId":"c","status":{"state":"TASK_STATE_WORKING"}},{"id":"b","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}],"nextPageToken":""}"#;
         let listed = unary(0, &Binding::Rest { lists: true }, 200, listing.as_bytes());
-        assert_eq!(ids(&listed), [("snapshot", "a".into()), ("snapshot", "b".into())]);
+        assert_eq!(
+            ids(&listed),
+            [
+                ("tapped", "a".into()),
+                ("snapshot", "a".into()),
+                ("tapped", "b".into()),
+                ("snapshot", "b".into())
+            ]
+        );
         let not_found = r#"{"error":{"code":404,"status":"NOT_FOUND","message":"no"}}"#;
         assert!(unary(0, &Binding::Rest { lists: false }, 404, not_found.as_bytes()).is_empty());
     }
