@@ -596,3 +596,26 @@ async fn on_screen_the_planners_task_shows_and_quitting_stops_the_tap() {
     );
     agents.shutdown().await;
 }
+
+/// `a2a-watch demo` puts its planner behind taps, so the demo shows what a user sees with their
+/// own planner: every agent's tasks come through as the planner's traffic (`"tapped": true`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_planner_works_through_taps() {
+    let mut child = spawn(&["demo", "--base-port", "0", "--delay", "0.1", "--json"], &[]);
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut tapped_agents = std::collections::BTreeSet::new();
+    let found = tokio::time::timeout(WAIT, async {
+        while let Some(line) = out.next_line().await.unwrap() {
+            let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not NDJSON: {line}: {e}"));
+            if line["tapped"] == json!(true) {
+                tapped_agents.insert(line["agent"].as_str().unwrap().to_string());
+            }
+            if tapped_agents.len() == 4 {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "tapped tasks seen only on {tapped_agents:?}");
+    child.kill().await.unwrap();
+}
