@@ -60,15 +60,24 @@ pub async fn run(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), 
     let tapped: Vec<(String, String)> = (taps.addresses().into_iter())
         .filter_map(|(agent, at)| Some((specs[agent].name.clone()?, format!("http://{at}"))))
         .collect();
-    let through_tap = |name: &str| tapped.iter().find(|(n, _)| n == name).map(|(_, url)| url.clone());
-    let planner = demo::planner::Planner::connect(
-        |name| through_tap(name).unwrap_or_else(|| agents.url(name).to_string()),
-        &token,
-        Duration::from_secs_f64(delay),
-    )
-    .await?;
-    let context = planner.context().to_string();
-    let planning = tokio::spawn(planner.run());
+    let through_tap = move |name: &str| tapped.iter().find(|(n, _)| n == name).map(|(_, url)| url.clone());
+    let direct: Vec<(String, String)> = (agents.agents.iter())
+        .map(|a| (a.name.clone(), a.url.clone()))
+        .collect();
+    // The planner connects once the dashboard runs, since that is when the taps answer.
+    let context = uuid::Uuid::new_v4().to_string();
+    let step = Duration::from_secs_f64(delay);
+    let (planner_token, planner_context) = (token.clone(), context.clone());
+    let planning = tokio::spawn(async move {
+        let url = |name: &str| {
+            let direct = || direct.iter().find(|(n, _)| n == name).map(|(_, url)| url.clone());
+            through_tap(name).or_else(direct).unwrap_or_default()
+        };
+        match demo::planner::Planner::connect(url, &planner_token, step, planner_context).await {
+            Ok(planner) => planner.run().await,
+            Err(e) => tracing::warn!(error = %e, "the demo's planner could not connect"),
+        }
+    });
     let opts = WatchOptions {
         context: Some(context),
         ..WatchOptions::default()

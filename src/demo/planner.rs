@@ -89,11 +89,13 @@ pub struct Planner {
 
 impl Planner {
     /// Connects to each demo agent (the deployer with its token).
-    /// Connects to each demo agent at `url(name)`: the agent itself, or a tap in front of it.
+    /// Connects to each demo agent at `url(name)` (the agent itself, or a tap in front of it);
+    /// every delegation goes into `context`.
     pub async fn connect(
         url: impl Fn(&str) -> String,
         token: &str,
         step: Duration,
+        context: String,
     ) -> Result<Planner, crate::a2a::Error> {
         let mut clients = Vec::new();
         for name in ["test-runner", "code-reviewer", "deployer", "assistant"] {
@@ -104,17 +106,11 @@ impl Planner {
             };
             clients.push((name, Client::connect(&url(name), opts).await?));
         }
-        let context = uuid::Uuid::new_v4().to_string();
         Ok(Planner {
             clients,
             context,
             step: step.max(Duration::from_millis(50)),
         })
-    }
-
-    /// The context every delegation goes into (`--context` watches just these).
-    pub fn context(&self) -> &str {
-        &self.context
     }
 
     fn client(&self, agent: &str) -> Option<&Client> {
