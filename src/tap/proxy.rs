@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 use url::Url;
 
 use super::{card, observe};
+use crate::a2a::client::read_body;
+use crate::a2a::discovery::CARD_LIMIT;
 use crate::event::{self, AgentId};
 
 /// A planner's request body larger than this is refused (413), as the client refuses replies.
@@ -136,8 +138,12 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
     let status = upstream.status();
     let mut headers = end_to_end(upstream.headers());
     if let Some(at) = card_at.filter(|_| status.is_success()) {
-        let Ok(whole) = upstream.bytes().await else {
-            return Ok(plain(StatusCode::BAD_GATEWAY, "the agent's card broke off"));
+        // Held whole to be rewritten, so bounded as a2a-watch bounds the cards it reads itself.
+        let Ok(whole) = read_body(upstream, "the agent's card", CARD_LIMIT).await else {
+            return Ok(plain(
+                StatusCode::BAD_GATEWAY,
+                "the agent's card broke off, or is over 1 MiB",
+            ));
         };
         let tap_origin = card::tap_origin(parts.headers.get(header::HOST), tap.listen);
         let body = match tap_origin.and_then(|origin| card::rewrite(&whole, at, &tap.upstream, &origin)) {
@@ -145,7 +151,7 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
                 headers.remove(header::CONTENT_LENGTH);
                 Bytes::from(rewritten)
             }
-            None => whole,
+            None => Bytes::from(whole),
         };
         return Ok(respond(status, headers, Body::from(body)));
     }

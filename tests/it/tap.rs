@@ -619,3 +619,25 @@ async fn the_demo_planner_works_through_taps() {
     assert!(found.is_ok(), "tapped tasks seen only on {tapped_agents:?}");
     child.kill().await.unwrap();
 }
+
+/// A card is held whole to be rewritten, so it is bounded as a2a-watch bounds the cards it reads
+/// itself (1 MiB): a bigger one is a 502 from the tap, not memory without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_card_over_the_limit_is_refused_by_the_tap() {
+    let huge = format!(r#"{{"name":"huge","description":"{}"}}"#, "x".repeat(2 * 1024 * 1024));
+    let app = Router::new().route(
+        "/.well-known/agent-card.json",
+        get(move || {
+            let huge = huge.clone();
+            async move { ([("content-type", "application/json")], huge) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (_running, at, _events) = tap_in_process(&upstream, 16).await;
+    let (status, _, body) =
+        exchange(reqwest::Client::new().get(format!("http://{at}/.well-known/agent-card.json"))).await;
+    assert_eq!(status, 502, "{}", String::from_utf8_lossy(&body[..body.len().min(200)]));
+    assert!(String::from_utf8_lossy(&body).contains("over 1 MiB"));
+}
