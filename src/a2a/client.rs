@@ -243,7 +243,7 @@ pub(crate) fn redirected(resp: &reqwest::Response, what: impl Into<String>) -> O
 
 /// Why a credential must not go to `url`: plain http to a host that is not loopback, unless the
 /// user allowed it for this agent.
-fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
+pub(crate) fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
     (url.scheme() == "http" && !auth::is_loopback(url) && !allow_insecure_http).then(|| {
         format!(
             "{} is plain http to a host that is not loopback; credentials go there only with \

@@ -293,15 +293,18 @@ fn on_cycles(refers: &HashMap<&TaskKey, TaskKey>) -> HashSet<TaskKey> {
     let mut looped = HashSet::new();
     for start in refers.keys() {
         let mut path: Vec<&TaskKey> = Vec::new();
+        // Where each key of this walk sits on it, so that meeting one again costs O(1).
+        let mut on_path: HashMap<&TaskKey, usize> = HashMap::new();
         let mut at: Option<&TaskKey> = Some(start);
         while let Some(key) = at {
             if done.contains(key) {
                 break;
             }
-            if let Some(from) = path.iter().position(|k| *k == key) {
+            if let Some(&from) = on_path.get(key) {
                 looped.extend(path[from..].iter().map(|k| (*k).clone()));
                 break;
             }
+            on_path.insert(key, path.len());
             path.push(key);
             at = refers.get(key);
         }

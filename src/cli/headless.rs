@@ -125,12 +125,14 @@ pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, g
     }
 }
 
-/// A task's state and status text as a fingerprint: keeping the text itself for every task
+/// A task's state, status text and whether it was tapped, as a fingerprint: keeping the text itself for every task
 /// would cost its length per task (issue 11, memory of quiet tasks).
 fn what_it_says(task: &TaskEntry) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     task.state().hash(&mut hasher);
     task.status.text().hash(&mut hasher);
+    // A task listed first, then seen through a tap, says something new: that it was tapped.
+    task.tapped.hash(&mut hasher);
     hasher.finish()
 }
 

@@ -126,6 +126,11 @@ impl Taps {
         for (agent, spec) in specs.iter().enumerate() {
             let Some(listen) = spec.tap else { continue };
             let upstream = upstream_url(&spec.url).map_err(|e| (listen, std::io::Error::other(e)))?;
+            // The planner's credentials cross to the agent as a2a-watch's own would: plain http
+            // only to loopback, unless the user allowed it for this agent.
+            if let Some(reason) = crate::a2a::client::insecure(&upstream, spec.client.allow_insecure_http) {
+                return Err((listen, std::io::Error::other(reason)));
+            }
             let listener = TcpListener::bind(listen).await.map_err(|e| (listen, e))?;
             bound.push(Bound {
                 agent,

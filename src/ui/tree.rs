@@ -176,8 +176,14 @@ fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<
     } else {
         Modifier::empty()
     };
-    // The agent is its context's: references are followed on the same agent only.
-    let name = format!("{}{}", lead(app, row, columns), short_id(&key.id));
+    // The agent is its context's (references are followed on the same agent only), but for the
+    // planner's branches, which span the agents it delegated to: those name it.
+    let agent = if task.tapped {
+        format!("{} ", line(app.store.agent_name(key.agent), 14))
+    } else {
+        String::new()
+    };
+    let name = format!("{}{agent}{}", lead(app, row, columns), short_id(&key.id));
     let mut spans = Vec::new();
     columns.push_cells(
         &mut spans,

@@ -414,17 +414,21 @@ async fn tap_in_process(upstream: &str, capacity: usize) -> (a2a_watch::tap::Run
 }
 
 async fn next_state(events: &mut event::Receiver) -> TaskState {
-    let ev = tokio::time::timeout(WAIT, events.recv())
-        .await
-        .expect("an event")
-        .expect("open");
-    match ev {
-        Event::Update {
-            agent: 0,
-            event: StreamResponse::StatusUpdate(u),
-            ..
-        } => u.status.state,
-        other => panic!("unexpected {other:?}"),
+    loop {
+        let ev = tokio::time::timeout(WAIT, events.recv())
+            .await
+            .expect("an event")
+            .expect("open");
+        match ev {
+            Event::Update {
+                agent: 0,
+                event: StreamResponse::StatusUpdate(u),
+                ..
+            } => return u.status.state,
+            // Each event of the planner's traffic is announced as tapped first.
+            Event::Tapped { agent: 0, .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }
 
@@ -640,4 +644,15 @@ async fn a_card_over_the_limit_is_refused_by_the_tap() {
         exchange(reqwest::Client::new().get(format!("http://{at}/.well-known/agent-card.json"))).await;
     assert_eq!(status, 502, "{}", String::from_utf8_lossy(&body[..body.len().min(200)]));
     assert!(String::from_utf8_lossy(&body).contains("over 1 MiB"));
+}
+
+/// The planner's credentials cross to the agent as a2a-watch's own would: a tap to plain http off
+/// loopback is refused at start unless the user allowed plain http for that agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tap_to_plain_http_off_loopback_needs_the_user_to_allow_it() {
+    let out = run(&["--json", "--tap", "127.0.0.1:0=http://192.0.2.1:9"], &[]).await;
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("plain http") && err.contains("allow-insecure-http"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

@@ -506,6 +506,15 @@ fn a_planners_tapped_delegations_are_one_root_across_agents() {
     assert_eq!((below.completed, below.interrupted), (1, 1));
     let text = screen_text(&render(&mut app, 160, 48).backend().buffer().clone());
     assert!(text.contains("planner · run the tests of the release"), "{text}");
+    // A planner's branch spans agents: each of its tasks names its agent.
+    assert!(
+        text.contains("test-runner r0000011") && text.contains("deployer d0000012"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("assistant a0000013"),
+        "not the planner's: its context names the agent\n{text}"
+    );
 
     // The assistant's task turns up in the planner's traffic: it joins the planner's root.
     app.store.apply(Event::Tapped {
