@@ -75,6 +75,8 @@ pub struct App {
     view: OrderedView,
     /// The delegation tree, shown in the table's place when asked for.
     pub tree: TreeView,
+    /// `--record`: every applied event goes to the recording too.
+    pub recorder: Option<crate::record::Recorder>,
 }
 
 /// The table as it was when the user froze it.
@@ -107,6 +109,7 @@ impl App {
             steer: Steer::default(),
             view: OrderedView::default(),
             tree: TreeView::default(),
+            recorder: None,
         }
     }
 

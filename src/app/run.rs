@@ -122,7 +122,19 @@ impl Pacer {
 /// Applies a burst of watch events (the first, then whatever is already waiting, up to
 /// `BATCH`) to the store: the screen then draws once for all of them. True if anything changed.
 pub fn apply_burst(app: &mut App, burst: impl IntoIterator<Item = crate::event::Event>) -> bool {
-    let mut changes: Vec<_> = burst.into_iter().map(|ev| app.store.apply(ev)).collect();
+    let mut changes: Vec<_> = (burst.into_iter())
+        .map(|ev| match app.recorder.as_mut() {
+            Some(recorder) => recorder.apply(&mut app.store, ev, None),
+            None => app.store.apply(ev),
+        })
+        .collect();
+    if let Some(recorder) = app.recorder.as_mut()
+        && let Err(e) = recorder.flush()
+    {
+        let message = format!("recording stopped: {}: {e}", recorder.path().display());
+        app.recorder = None;
+        app.flash(message, true);
+    }
     changes.retain(|c| *c != crate::store::Change::Nothing);
     if changes.is_empty() {
         return false;
