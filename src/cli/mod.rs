@@ -15,6 +15,7 @@ mod follow;
 mod headless;
 mod out;
 mod print;
+mod replay;
 mod specs;
 
 use std::process::ExitCode;
@@ -106,6 +107,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             delay,
             screen,
         } => demo::run(base_port, delay, &screen).await,
+        Command::Replay(args) => replay::run(args, cli.watch.config.as_deref()).await,
     }
 }
 

@@ -15,8 +15,9 @@ use crate::app::keys::Action;
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
+    let banner = app.banner.as_deref().map(|b| format!("{b}   ")).unwrap_or_default();
     let right = format!(
-        "{} help  {} quit ",
+        "{banner}{} help  {} quit ",
         app.keys.hint(Action::Help),
         app.keys.hint(Action::Quit)
     );
