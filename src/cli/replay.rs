@@ -62,7 +62,7 @@ fn parse_at(text: &str) -> Result<u64, String> {
     }
     if let Ok(seconds) = text.parse::<f64>() {
         return (seconds >= 0.0 && seconds.is_finite())
-            .then(|| (seconds * 1000.0) as u64)
+            .then_some((seconds * 1000.0) as u64)
             .ok_or_else(bad);
     }
     let mut total = 0.0;

@@ -177,12 +177,7 @@ async fn replays_show_the_same_screen_at_the_same_recording_time() {
         .find(|e| e.ms > middle)
         .expect("a change after the middle")
         .ms;
-    let before = recording
-        .entries
-        .iter()
-        .filter(|e| e.ms < next)
-        .last()
-        .map_or(0, |e| e.ms);
+    let before = recording.entries.iter().rev().find(|e| e.ms < next).map_or(0, |e| e.ms);
     for (width, height) in [(80, 24), (160, 45)] {
         let (first, screen) = replayed_screen(&file, &at, width, height);
         let (_second, again) = replayed_screen(&file, &at, width, height);
