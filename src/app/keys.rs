@@ -219,7 +219,7 @@ impl Mode {
             Mode::Answer => "answer box",
             Mode::NewTask => "new task",
             Mode::Pick => "link picker",
-            Mode::Replay => "replay (a2a-watch replay)",
+            Mode::Replay => "replay",
         }
     }
 }
@@ -251,7 +251,7 @@ const MAIN_HELP: [(Action, &str); 28] = [
     (Action::CopyLink, "copy the approval's web link (several: pick one)"),
     (Action::Cancel, "cancel the selected task"),
     (Action::NewTask, "start a new task"),
-    (Action::Screenshot, "screenshot (SVG, current directory)"),
+    (Action::Screenshot, "save the screen as SVG"),
     (Action::Help, "this help"),
     (Action::Quit, "quit"),
 ];
@@ -502,6 +502,7 @@ impl Default for KeyMap {
                 (c(' '), Action::Pause),
                 (c(']'), Action::NextChange),
                 (c('['), Action::PreviousChange),
+                (ctrl('c'), Action::Quit),
             ],
         );
         KeyMap { bindings }

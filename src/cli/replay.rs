@@ -214,6 +214,7 @@ impl Playback {
                 self.playing = true;
             }
             Action::Pause => self.playing = !self.playing,
+            Action::Quit => app.quit = true,
             Action::NextChange => {
                 if let Some(next) = self.recording.entries.get(self.applied) {
                     self.seek(app, next.ms);
