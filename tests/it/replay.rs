@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use a2a_watch::a2a::{StreamResponse, Task};
+use crate::demo_client::TOKEN as TOKEN_OF_DEMO;
+use a2a_watch::a2a::{Binding, SendMessageConfiguration, StreamResponse, Task};
 use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
 use a2a_watch::demo::{self, DemoConfig};
@@ -194,6 +195,10 @@ async fn replays_show_the_same_screen_at_the_same_recording_time() {
         });
         first.send_keys("[");
         first.wait_for("back before it", false, |s| s.contains(&clock(before)));
+        first.send_keys("Space");
+        first.wait_for("playing", false, |s| s.contains("▶ x1"));
+        first.send_keys("Space");
+        first.wait_for("paused again", false, |s| s.contains('⏸'));
         // What would send is refused with a note.
         first.send_keys("x");
         first.wait_for("the note", false, |s| s.contains("nothing is sent"));
@@ -403,4 +408,52 @@ fn the_svg_of_a_screen_holds_every_cell_in_the_theme_colours() {
         assert!(fills.contains(&colour), "{colour} in {fills:?}");
     }
     insta::assert_snapshot!(out);
+}
+
+/// The dashboard records too (the hook where it applies events): what it showed replays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_records_what_it_shows() {
+    let agents = crate::demo_client::start_demo().await;
+    let runner = crate::scenarios::connect(agents.url("test-runner"), Binding::JsonRpc, None).await;
+    let deployer = crate::scenarios::connect(agents.url("deployer"), Binding::JsonRpc, Some(TOKEN_OF_DEMO)).await;
+    for (client, text) in [
+        (&runner, "run the tests of refunds, they will fail"),
+        (&deployer, "deploy build 2026.10.06-1 to staging"),
+    ] {
+        let mut req = crate::scenarios::message(text);
+        req.configuration = Some(SendMessageConfiguration {
+            return_immediately: true,
+            ..Default::default()
+        });
+        client.send_message(&req).await.expect("the task starts");
+    }
+    let scratch = Scratch::new("tui-record");
+    let file = scratch.0.join("tui.ndjson");
+    let args = format!(
+        "--agent test-runner={} --agent deployer={} --record {}",
+        sh_quote(agents.url("test-runner")),
+        sh_quote(agents.url("deployer")),
+        sh_quote(&file.display().to_string())
+    );
+    let tmux = crate::tui::start(&args, &scratch, &[("A2A_TOKEN_DEPLOYER", TOKEN_OF_DEMO)]);
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the two states", false, |s| {
+        s.contains("✖ FAILED") && s.contains("◆ AUTH_REQUIRED")
+    });
+    crate::tui::quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    agents.shutdown().await;
+
+    let recorded = std::fs::read_to_string(&file).expect("the recording");
+    assert!(!recorded.contains(TOKEN_OF_DEMO), "the token is not recorded");
+    let out = replay(&["--json", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let states: Vec<String> = final_states(&String::from_utf8(out.stdout).unwrap())
+        .into_values()
+        .map(|(state, _)| state)
+        .collect();
+    assert!(
+        states.contains(&"FAILED".to_string()) && states.contains(&"AUTH_REQUIRED".to_string()),
+        "{states:?}"
+    );
 }
