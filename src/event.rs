@@ -140,6 +140,14 @@ pub enum Event {
         agent: AgentId,
         cut: bool,
     },
+    /// A planner's traffic through this agent's tap named the task: the planner delegated it, or
+    /// asked about it (README, "Watching your own planner").
+    /// Sent before what the traffic said of the task, so that its first line already says so.
+    Tapped {
+        agent: AgentId,
+        task: String,
+        seen: Timestamp,
+    },
     /// A push delivery came without this session's token, or with another: refused (401).
     PushRefused {
         agent: AgentId,

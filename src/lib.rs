@@ -17,6 +17,7 @@ pub mod ndjson;
 pub mod push;
 pub mod record;
 pub mod store;
+pub mod tap;
 pub mod text;
 pub mod ui;
 pub mod watch;

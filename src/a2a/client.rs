@@ -185,7 +185,7 @@ pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
 /// it; through a proxy, the proxy (another process, often another machine) would. With loopback
 /// direct, `insecure` can judge by the URL: plain http to anything else is refused whether or
 /// not a proxy is on the way, unless the user allowed it.
-fn system_proxy_except_loopback() -> reqwest::Proxy {
+pub(crate) fn system_proxy_except_loopback() -> reqwest::Proxy {
     let system = hyper_util::client::proxy::matcher::Matcher::from_system();
     reqwest::Proxy::custom(move |url| {
         if auth::is_loopback(url) {

@@ -50,6 +50,7 @@ fn push_task_line(out: &mut Vec<u8>, store: &Store, task: &TaskEntry, event: &'s
         at: Some(task.status.timestamp.unwrap_or(task.updated)),
     };
     let mut line = EventLine::new(store.agent_name(task.key.agent), event, &line);
+    line.tapped = task.tapped;
     if event == "error" || event == "not_found" {
         line.text = task.error.clone().unwrap_or_default();
     }
@@ -68,6 +69,7 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::TaskError { .. } => "error",
         Event::NotFound { .. } => "not_found",
         Event::Quiet { .. } => "quiet",
+        Event::Tapped { .. } => "tapped",
         Event::ListingCut { .. } => "listing",
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
@@ -187,7 +189,8 @@ impl JsonLines {
                 ndjson::push_line(out, &line);
             }
             // How a task is watched is the dashboard's business, not a change of the task.
-            Change::Task(_) if kind == "watching" || kind == "quiet" => {}
+            // Nor is a tap's first word of it: the task's own line follows, saying it was tapped.
+            Change::Task(_) if matches!(kind, "watching" | "quiet" | "tapped") => {}
             Change::Task(key) | Change::State(key) => {
                 if let Some(t) = store.task(key) {
                     let now = what_it_says(t);

@@ -97,11 +97,10 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             json,
         } => commands::get(conn, &url, &task_id, history, json).await,
         Command::Cancel { url, task_id } => commands::cancel(conn, &url, &task_id).await,
-        Command::ServeDemo {
-            base_port,
-            token,
-            delay,
-        } => demo::serve(base_port, token, delay).await,
+        Command::ServeDemo { base_port, delay } => {
+            let token = conn.token.as_ref().map_or("demo-token", |t| t.expose()).to_string();
+            demo::serve(base_port, token, delay).await
+        }
         Command::Demo {
             base_port,
             delay,

@@ -270,6 +270,7 @@ fn agent_of(ev: &Event) -> AgentId {
         | Event::Watching { agent, .. }
         | Event::NotFound { agent, .. }
         | Event::Quiet { agent, .. }
+        | Event::Tapped { agent, .. }
         | Event::ListingCut { agent, .. }
         | Event::PushRefused { agent }
         | Event::TaskError { agent, .. }

@@ -131,10 +131,11 @@ fn with_counts(app: &App, node: &Node, text: Vec<Span<'static>>, room: usize) ->
     out
 }
 
-fn context_row(app: &App, row: &Row, agent: AgentId, id: &str, columns: &Columns) -> Vec<Span<'static>> {
+/// `agent` None: a planner's context, across the agents it delegated to through taps.
+fn context_row(app: &App, row: &Row, agent: Option<AgentId>, id: &str, columns: &Columns) -> Vec<Span<'static>> {
     let t = &app.theme;
     let lead = lead(app, row, columns);
-    let name = app.store.agent_name(agent);
+    let name = agent.map_or("planner", |agent| app.store.agent_name(agent));
     let label = context_label(app, &row.node, id);
     let text = vec![
         Span::styled(lead.clone(), Style::new().fg(t.title)),

@@ -19,4 +19,5 @@ mod sdk_python;
 mod security;
 mod security_more;
 mod steer;
+mod tap;
 mod tui;

@@ -40,10 +40,11 @@ async fn record_demo(scratch: &Scratch, seconds: u64) -> (PathBuf, String) {
     })
     .await
     .expect("the demo agents start");
-    let planner = demo::planner::Planner::connect(&agents, TOKEN, Duration::from_millis(200))
+    let context = uuid::Uuid::new_v4().to_string();
+    let url = |name: &str| agents.url(name).to_string();
+    let planner = demo::planner::Planner::connect(url, TOKEN, Duration::from_millis(200), context.clone())
         .await
         .expect("the planner connects");
-    let context = planner.context().to_string();
     let file = scratch.0.join("demo.ndjson");
     let mut cmd = tokio::process::Command::new(BIN);
     cmd.args(["--json", "--record"]).arg(&file);
