@@ -15,6 +15,7 @@ pub mod demo;
 pub mod event;
 pub mod ndjson;
 pub mod push;
+pub mod record;
 pub mod store;
 pub mod tap;
 pub mod text;

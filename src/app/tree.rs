@@ -335,7 +335,7 @@ pub struct TreeView {
     /// First visible row.
     pub offset: usize,
     /// The store changed while the tree was not looked at: build it again when it is.
-    stale: bool,
+    pub(super) stale: bool,
 }
 
 impl TreeView {

@@ -160,6 +160,9 @@ pub enum Command {
         #[arg(long, default_value_t = 0.6)]
         delay: f64,
     },
+    /// Replay a recording (--record FILE) in the dashboard, with no network; or print its lines
+    /// (--json), or write its screen as a picture (--snapshot).
+    Replay(super::replay::ReplayArgs),
     /// Start the demo agents and a planner that delegates work to them, and watch it all.
     Demo {
         /// The first agent's port (the next three follow); taken ports fall back to free ones.

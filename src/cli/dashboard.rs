@@ -13,6 +13,7 @@ use crate::app::App;
 use crate::app::keys::KeyMap;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
+use crate::record::Recorder;
 use crate::store::{Limits, Store, TaskKey};
 use crate::tap::Taps;
 use crate::ui::theme::Theme;
@@ -33,6 +34,10 @@ pub struct ScreenArgs {
     /// Where logs go (default: the state directory).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+    /// Record every change, with its arrival time, to this file (NDJSON: the --json lines plus
+    /// what `a2a-watch replay` needs; no credential is ever recorded).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
@@ -118,13 +123,23 @@ pub async fn watch(
             })
         })
         .collect();
+    let recorder = match &screen.record {
+        Some(path) => Some(
+            Recorder::create(path, specs.iter().map(|s| (s.name.clone(), s.url.clone()))).map_err(|source| {
+                Error::Io {
+                    what: path.display().to_string(),
+                    source,
+                }
+            })?,
+        ),
+        None => None,
+    };
     let (tx, rx) = crate::event::channel(1024);
     // Held to the end: dropping it stops the taps with the engine.
     let _taps = taps.start(tx.clone());
     let engine = Engine::start(specs, opts, tx);
     let result = if screen.json {
-        headless::run(store, rx, screen.until, given).await;
-        Ok(())
+        headless::run(store, rx, screen.until, given, recorder).await
     } else {
         let (commands, mut outbox) = mpsc::channel(64);
         let engine = &engine;
@@ -135,6 +150,7 @@ pub async fn watch(
         };
         let mut app = App::new(store, keys, theme);
         app.steer = Steer::new(prefs(config));
+        app.recorder = recorder;
         // The forwarder ends when the dashboard drops its sender.
         let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {

@@ -29,6 +29,10 @@ pub enum Error {
     /// The terminal, or the ports the demo binds.
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+
+    /// A file `replay` cannot read: where, and why.
+    #[error(transparent)]
+    Recording(#[from] crate::record::ReadError),
 }
 
 impl Error {
@@ -41,7 +45,7 @@ impl Error {
             | Error::Theme(_)
             | Error::Keys(_)
             | Error::Usage(_) => 2,
-            Error::Protocol(_) | Error::Io { .. } => 1,
+            Error::Protocol(_) | Error::Io { .. } | Error::Recording(_) => 1,
         }
     }
 }

@@ -15,6 +15,7 @@ mod follow;
 mod headless;
 mod out;
 mod print;
+mod replay;
 mod specs;
 
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ use clap::Parser;
 use crate::config::Config;
 pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
 pub use error::Error;
+pub(crate) use headless::JsonLines;
 use specs::{agent_specs, push_receiver, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
@@ -104,6 +106,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             delay,
             screen,
         } => demo::run(base_port, delay, &screen).await,
+        Command::Replay(args) => replay::run(args, cli.watch.config.as_deref()).await,
     }
 }
 

@@ -12,6 +12,7 @@ mod peers;
 mod push;
 mod recovery;
 mod relay;
+mod replay;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;
