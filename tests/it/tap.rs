@@ -653,6 +653,9 @@ async fn a_tap_to_plain_http_off_loopback_needs_the_user_to_allow_it() {
     let out = run(&["--json", "--tap", "127.0.0.1:0=http://192.0.2.1:9"], &[]).await;
     assert_ne!(out.status.code(), Some(0));
     let err = stderr(&out);
-    assert!(err.contains("plain http") && err.contains("allow-insecure-http"), "{err}");
+    assert!(
+        err.contains("plain http") && err.contains("allow-insecure-http"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
