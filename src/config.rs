@@ -74,6 +74,9 @@ pub struct Config {
     /// Seconds an answer, approval or new task sent from the dashboard may go without an
     /// outcome before the box says so and offers a retry with the same messageId (default 30).
     pub answer_timeout: Option<f64>,
+    /// Taps in a planner's path (`--tap`); each one's upstream is an agent row.
+    #[serde(default)]
+    pub tap: Vec<TapConfig>,
 }
 
 /// One `[[agent]]` table; `AgentConfig::spec`, in `cli/specs.rs`, turns it into an agent to watch.
@@ -101,6 +104,21 @@ pub struct AgentConfig {
     /// Task ids to watch even if ListTasks does not show them.
     #[serde(default)]
     pub tasks: Vec<String>,
+}
+
+/// One `[[tap]]` table: like `--tap [NAME=]LISTEN=UPSTREAM`. The agent row it makes takes its
+/// credential as `--agent NAME=URL` would; give an `[[agent]]` with the same url for more.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapConfig {
+    pub name: Option<String>,
+    /// `IP:PORT` the planner is pointed at.
+    pub listen: String,
+    /// The agent's base URL.
+    pub upstream: String,
+    /// Listen on an address that is not loopback (default false).
+    #[serde(default)]
+    pub allow_remote: bool,
 }
 
 /// The default location, if the platform has one.
@@ -132,6 +150,13 @@ pub enum ConfigError {
     },
     #[error("{}: answer_timeout must be a positive number of seconds", path.display())]
     AnswerTimeout { path: PathBuf },
+    /// `number` counts from 1, as a reader counts the `[[tap]]` tables.
+    #[error("{}: [[tap]] #{number}: {problem}", path.display())]
+    Tap {
+        path: PathBuf,
+        number: usize,
+        problem: String,
+    },
     /// `number` counts from 1, as a reader counts the `[[agent]]` tables.
     #[error("{}: [[agent]] #{number} ({url}): {problem}", path.display())]
     Agent {
@@ -198,6 +223,13 @@ impl Config {
                 path: path.to_path_buf(),
                 number: i + 1,
                 url: a.url.clone(),
+                problem,
+            })?;
+        }
+        for (i, tap) in config.tap.iter().enumerate() {
+            crate::tap::TapArg::from_config(tap).map_err(|problem| ConfigError::Tap {
+                path: path.to_path_buf(),
+                number: i + 1,
                 problem,
             })?;
         }

@@ -4,6 +4,7 @@
 //! on it rather than on the engine.
 
 use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 pub use tokio::sync::mpsc::error::TryRecvError;
 
@@ -13,7 +14,7 @@ use crate::a2a::{Binding, ProtocolVersion, SendMessageRequest, StreamResponse, T
 pub type AgentId = usize;
 
 /// How an agent is doing, as a person reads it on the agent's row.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Health {
     Connecting,
     /// Card read, tasks found, live tasks streamed.
@@ -59,7 +60,7 @@ impl Health {
 }
 
 /// What we learned from an agent's card.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentInfo {
     pub name: String,
     pub version: ProtocolVersion,
@@ -70,7 +71,7 @@ pub struct AgentInfo {
 }
 
 /// How one task is being watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WatchMode {
     Streaming,
     Polling,
@@ -82,7 +83,7 @@ pub enum WatchMode {
 /// shown where it was asked.
 pub type ActionId = u64;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ActionOutcome {
     /// The agent took it; `task` is the task it concerns (new tasks learn their id here).
     Done { task: Option<String> },
@@ -90,7 +91,9 @@ pub enum ActionOutcome {
     Failed { message: String },
 }
 
-#[derive(Debug, Clone)]
+/// Serializable for recordings (`record`): externally tagged, the A2A parts in their wire JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Event {
     Info {
         agent: AgentId,
@@ -136,6 +139,14 @@ pub enum Event {
     ListingCut {
         agent: AgentId,
         cut: bool,
+    },
+    /// A planner's traffic through this agent's tap named the task: the planner delegated it, or
+    /// asked about it (README, "Watching your own planner").
+    /// Sent before what the traffic said of the task, so that its first line already says so.
+    Tapped {
+        agent: AgentId,
+        task: String,
+        seen: Timestamp,
     },
     /// A push delivery came without this session's token, or with another: refused (401).
     PushRefused {

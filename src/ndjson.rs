@@ -98,6 +98,9 @@ pub struct EventLine {
     pub at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<ArtifactLine>,
+    /// The task was seen in a planner's traffic through a tap; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tapped: bool,
 }
 
 impl EventLine {
@@ -112,6 +115,7 @@ impl EventLine {
             text: line.text.clone(),
             at: line.at.map(|t| t.to_string()),
             artifact: None,
+            tapped: false,
         }
     }
 

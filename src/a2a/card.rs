@@ -331,7 +331,7 @@ impl Serialize for SecurityScheme {
 }
 
 /// Wire bindings we implement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Binding {
     JsonRpc,
     /// HTTP+JSON, which people call REST.
@@ -362,7 +362,7 @@ impl Binding {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ProtocolVersion {
     V1_0,
     V0_3,

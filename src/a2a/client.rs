@@ -185,7 +185,7 @@ pub fn http_client(connect_timeout: Duration) -> Result<reqwest::Client> {
 /// it; through a proxy, the proxy (another process, often another machine) would. With loopback
 /// direct, `insecure` can judge by the URL: plain http to anything else is refused whether or
 /// not a proxy is on the way, unless the user allowed it.
-fn system_proxy_except_loopback() -> reqwest::Proxy {
+pub(crate) fn system_proxy_except_loopback() -> reqwest::Proxy {
     let system = hyper_util::client::proxy::matcher::Matcher::from_system();
     reqwest::Proxy::custom(move |url| {
         if auth::is_loopback(url) {
@@ -243,7 +243,7 @@ pub(crate) fn redirected(resp: &reqwest::Response, what: impl Into<String>) -> O
 
 /// Why a credential must not go to `url`: plain http to a host that is not loopback, unless the
 /// user allowed it for this agent.
-fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
+pub(crate) fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
     (url.scheme() == "http" && !auth::is_loopback(url) && !allow_insecure_http).then(|| {
         format!(
             "{} is plain http to a host that is not loopback; credentials go there only with \

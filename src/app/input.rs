@@ -317,6 +317,10 @@ impl App {
             Action::Reply => self.reply_to_selected(),
             Action::Approve => self.ask_approval(true),
             Action::Deny => self.ask_approval(false),
+            Action::Screenshot => match crate::record::shot::save_here(self) {
+                Ok(path) => self.flash(format!("screenshot: {}", path.display()), false),
+                Err(e) => self.flash(format!("no screenshot: {e}"), true),
+            },
             Action::OpenLink => self.link_effect(true),
             Action::CopyLink => self.link_effect(false),
             Action::Cancel => self.ask_cancel(),

@@ -71,6 +71,13 @@ pub enum Action {
     DeleteBack,
     NextPage,
     PreviousPage,
+    /// The screen as an SVG file in the current directory.
+    Screenshot,
+    /// Replay: pause or play the recording.
+    Pause,
+    /// Replay: to the next change of the recording, or back to the one before.
+    NextChange,
+    PreviousChange,
     /// The n-th link of the picker (`choose_1` .. `choose_9`).
     #[serde(skip)]
     Choose(u8),
@@ -106,10 +113,12 @@ pub enum Mode {
     NewTask,
     /// Choosing one of several links.
     Pick,
+    /// `a2a-watch replay`: its keys come before the main screen's (outside the filter box).
+    Replay,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 8] = [
+    pub const ALL: [Mode; 9] = [
         Mode::Main,
         Mode::Help,
         Mode::Filter,
@@ -118,6 +127,7 @@ impl Mode {
         Mode::Answer,
         Mode::NewTask,
         Mode::Pick,
+        Mode::Replay,
     ];
 
     /// Every mode's name, for the message that says a name is none of them.
@@ -136,6 +146,7 @@ impl Mode {
             Mode::Answer => "answer",
             Mode::NewTask => "new_task",
             Mode::Pick => "pick",
+            Mode::Replay => "replay",
         }
     }
 
@@ -189,6 +200,11 @@ impl Mode {
                 (Action::Choose(1), "link 1 (2-9 likewise: choose_2 .. choose_9)"),
                 (Action::Back, "back"),
             ],
+            Mode::Replay => &[
+                (Action::Pause, "pause or play"),
+                (Action::NextChange, "next change"),
+                (Action::PreviousChange, "previous change"),
+            ],
         }
     }
 
@@ -203,12 +219,13 @@ impl Mode {
             Mode::Answer => "answer box",
             Mode::NewTask => "new task",
             Mode::Pick => "link picker",
+            Mode::Replay => "replay",
         }
     }
 }
 
 /// The main screen's actions, in the order help lists them.
-const MAIN_HELP: [(Action, &str); 27] = [
+const MAIN_HELP: [(Action, &str); 28] = [
     (Action::Up, "move up"),
     (Action::Down, "move down"),
     (Action::PageUp, "page up"),
@@ -234,6 +251,7 @@ const MAIN_HELP: [(Action, &str); 27] = [
     (Action::CopyLink, "copy the approval's web link (several: pick one)"),
     (Action::Cancel, "cancel the selected task"),
     (Action::NewTask, "start a new task"),
+    (Action::Screenshot, "save the screen as SVG"),
     (Action::Help, "this help"),
     (Action::Quit, "quit"),
 ];
@@ -407,6 +425,7 @@ impl Default for KeyMap {
                 (c('y'), Action::CopyLink),
                 (c('x'), Action::Cancel),
                 (c('n'), Action::NewTask),
+                (c('S'), Action::Screenshot),
             ],
         );
         bind(
@@ -477,6 +496,15 @@ impl Default for KeyMap {
             .map(|n| (c(char::from(b'0' + n)), Action::Choose(n)))
             .collect();
         bind(Mode::Pick, &digits);
+        bind(
+            Mode::Replay,
+            &[
+                (c(' '), Action::Pause),
+                (c(']'), Action::NextChange),
+                (c('['), Action::PreviousChange),
+                (ctrl('c'), Action::Quit),
+            ],
+        );
         KeyMap { bindings }
     }
 }

@@ -75,6 +75,10 @@ pub struct App {
     view: OrderedView,
     /// The delegation tree, shown in the table's place when asked for.
     pub tree: TreeView,
+    /// Shown on the title line (a replay's clock).
+    pub banner: Option<String>,
+    /// `--record`: every applied event goes to the recording too.
+    pub recorder: Option<crate::record::Recorder>,
 }
 
 /// The table as it was when the user froze it.
@@ -107,6 +111,8 @@ impl App {
             steer: Steer::default(),
             view: OrderedView::default(),
             tree: TreeView::default(),
+            banner: None,
+            recorder: None,
         }
     }
 
@@ -126,6 +132,17 @@ impl App {
             }
             self.keep_selection_visible();
         }
+    }
+
+    /// Puts another store in place of this one (a replay going back in time): every view is
+    /// built afresh from it.
+    pub fn replace_store(&mut self, store: Store) {
+        self.store = store;
+        self.store.take_journal();
+        self.frozen = None;
+        self.view = OrderedView::build(&self.store, &self.spec);
+        self.tree.stale = true;
+        self.refresh();
     }
 
     pub fn row_count(&self) -> usize {

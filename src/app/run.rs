@@ -26,7 +26,7 @@ const TICK: Duration = Duration::from_secs(1);
 pub const BATCH: usize = 4096;
 
 /// Puts the terminal back: raw mode off, main screen, mouse and paste off, cursor shown.
-fn restore_terminal() {
+pub(crate) fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(
         io::stdout(),
@@ -39,7 +39,7 @@ fn restore_terminal() {
 
 /// Raw mode and the alternate screen, with a panic hook that restores the terminal before the
 /// panic message is printed, so a crash never leaves the terminal unusable.
-fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+pub(crate) fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore_terminal();
@@ -122,12 +122,33 @@ impl Pacer {
 /// Applies a burst of watch events (the first, then whatever is already waiting, up to
 /// `BATCH`) to the store: the screen then draws once for all of them. True if anything changed.
 pub fn apply_burst(app: &mut App, burst: impl IntoIterator<Item = crate::event::Event>) -> bool {
-    let mut changes: Vec<_> = burst.into_iter().map(|ev| app.store.apply(ev)).collect();
+    apply_burst_at(app, burst, jiff::Timestamp::now())
+}
+
+/// `apply_burst` at a given time: a replay's is the recording's clock.
+pub fn apply_burst_at(
+    app: &mut App,
+    burst: impl IntoIterator<Item = crate::event::Event>,
+    now: jiff::Timestamp,
+) -> bool {
+    let mut changes: Vec<_> = (burst.into_iter())
+        .map(|ev| match app.recorder.as_mut() {
+            Some(recorder) => recorder.apply(&mut app.store, ev, None),
+            None => app.store.apply(ev),
+        })
+        .collect();
+    if let Some(recorder) = app.recorder.as_mut()
+        && let Err(e) = recorder.flush()
+    {
+        let message = format!("recording stopped: {}: {e}", recorder.path().display());
+        app.recorder = None;
+        app.flash(message, true);
+    }
     changes.retain(|c| *c != crate::store::Change::Nothing);
     if changes.is_empty() {
         return false;
     }
-    app.now = jiff::Timestamp::now();
+    app.now = now;
     app.on_changes(&changes);
     true
 }
@@ -183,9 +204,14 @@ async fn event_loop(
     Ok(())
 }
 
-/// Draws one frame of the real view at the terminal's size.
+/// Draws one frame of the real view at the terminal's size, now.
 pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
     app.now = jiff::Timestamp::now();
+    render(terminal, app)
+}
+
+/// Draws one frame at the app's own time (a replay's is the recording's clock).
+pub fn render<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
     let size = terminal.size()?;
     app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));
     terminal.draw(|frame| view::draw(frame, app))?;

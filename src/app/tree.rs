@@ -1,6 +1,8 @@
 //! The delegation tree: contexts as roots, their tasks under them, and a task whose messages name
 //! another task in `referenceTaskIds` (spec section 4.4, Message) nested under that task instead.
-//! A contextId and a task id only mean something on their agent, so both are per agent.
+//! A contextId and a task id only mean something on their agent, so both are per agent; but a
+//! planner's own traffic through a tap (`TaskEntry::tapped`) is grouped by the context the planner
+//! gave, across the agents it delegated to: one root per fan-out, as the planner sees it.
 //!
 //! `TaskTree` is the shape, built from the store in O(n log n) and rebuilt only when its shape
 //! may have changed (a task appears, disappears from the view, or refers elsewhere); a task that
@@ -20,10 +22,11 @@ use crate::event::AgentId;
 use crate::store::query::ViewSpec;
 use crate::store::{Counts, Journal, Store, TaskEntry, TaskKey};
 
-/// A row of the tree: a context of one agent, or a task.
+/// A row of the tree: a context of one agent (of no one agent: a planner's, through taps), or a
+/// task.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Node {
-    Context { agent: AgentId, id: Arc<str> },
+    Context { agent: Option<AgentId>, id: Arc<str> },
     Task(TaskKey),
 }
 
@@ -37,7 +40,7 @@ impl Node {
 
     fn context_of(t: &TaskEntry) -> Node {
         Node::Context {
-            agent: t.key.agent,
+            agent: (!t.tapped).then_some(t.key.agent),
             id: t.context.clone(),
         }
     }
@@ -62,7 +65,10 @@ impl NodeData {
             below: Counts::default(),
             kind: Kind::Task {
                 state: TaskState::Unspecified,
-                context: Arc::from(""),
+                context: Node::Context {
+                    agent: None,
+                    id: Arc::from(""),
+                },
                 refers: None,
             },
         }
@@ -76,7 +82,8 @@ enum Kind {
     /// As counted, and what places it: a change to any of these is a change of shape.
     Task {
         state: TaskState,
-        context: Arc<str>,
+        /// Its context's node (which says whether it came through a tap).
+        context: Node,
         /// The task its messages refer to, before cycles are broken.
         refers: Option<TaskKey>,
     },
@@ -150,7 +157,7 @@ impl TaskTree {
             data.parent = Some(parent.clone());
             data.kind = Kind::Task {
                 state: t.state().clone(),
-                context: t.context.clone(),
+                context: Node::context_of(t),
                 refers,
             };
             // Children arrive oldest first, so every branch is in order without a sort.
@@ -218,7 +225,7 @@ impl TaskTree {
                 (None, None) => continue,
                 (Some(t), Some(Kind::Task { state, context, refers })) => {
                     let known = |k: &TaskKey| self.nodes.contains_key(&Node::Task(k.clone()));
-                    if *context != t.context || *refers != referent(t, known) {
+                    if *context != Node::context_of(t) || *refers != referent(t, known) {
                         return false;
                     }
                     (t, state.clone())
@@ -286,15 +293,18 @@ fn on_cycles(refers: &HashMap<&TaskKey, TaskKey>) -> HashSet<TaskKey> {
     let mut looped = HashSet::new();
     for start in refers.keys() {
         let mut path: Vec<&TaskKey> = Vec::new();
+        // Where each key of this walk sits on it, so that meeting one again costs O(1).
+        let mut on_path: HashMap<&TaskKey, usize> = HashMap::new();
         let mut at: Option<&TaskKey> = Some(start);
         while let Some(key) = at {
             if done.contains(key) {
                 break;
             }
-            if let Some(from) = path.iter().position(|k| *k == key) {
+            if let Some(&from) = on_path.get(key) {
                 looped.extend(path[from..].iter().map(|k| (*k).clone()));
                 break;
             }
+            on_path.insert(key, path.len());
             path.push(key);
             at = refers.get(key);
         }
@@ -325,7 +335,7 @@ pub struct TreeView {
     /// First visible row.
     pub offset: usize,
     /// The store changed while the tree was not looked at: build it again when it is.
-    stale: bool,
+    pub(super) stale: bool,
 }
 
 impl TreeView {

@@ -43,6 +43,14 @@ pub struct WatchArgs {
     /// Open streams per agent at most; the rest are followed by listing.
     #[arg(long)]
     pub max_streams: Option<usize>,
+    /// A tap in a planner's path, `[NAME=]LISTEN=UPSTREAM` (repeatable): point the planner at
+    /// http://LISTEN; its requests go on to the agent at UPSTREAM, and every task it sees shows
+    /// here. The planner's credentials pass through, never kept or used.
+    #[arg(long = "tap", value_name = "[NAME=]LISTEN=UPSTREAM")]
+    pub taps: Vec<String>,
+    /// Let a --tap listen on an address that is not loopback (other machines can reach it).
+    #[arg(long)]
+    pub tap_allow_remote: bool,
     /// Receive push notifications here, `HOST:PORT` (loopback unless --push-allow-remote):
     /// agents whose card says pushNotifications are asked to post their tasks' events to it.
     #[arg(long, value_name = "ADDR")]
@@ -158,17 +166,20 @@ pub enum Command {
     },
     /// Cancel a task.
     Cancel { url: String, task_id: String },
-    /// Run the four built-in demo agents on loopback until interrupted.
+    /// Run the four built-in demo agents on loopback until interrupted. The deployer wants the
+    /// bearer token given with --token (demo-token without it).
     ServeDemo {
         #[arg(long, default_value_t = 41241)]
         base_port: u16,
-        /// The deployer's bearer token.
-        #[arg(long, default_value = "demo-token", hide_default_value = true)]
-        token: String,
+        // The deployer's bearer token is the global `--token` (its own `--token` here clashed
+        // with it: clap panicked at start); `demo-token` without one.
         /// Seconds between the steps of a scenario.
         #[arg(long, default_value_t = 0.6)]
         delay: f64,
     },
+    /// Replay a recording (--record FILE) in the dashboard, with no network; or print its lines
+    /// (--json), or write its screen as a picture (--snapshot).
+    Replay(super::replay::ReplayArgs),
     /// Start the demo agents and a planner that delegates work to them, and watch it all.
     Demo {
         /// The first agent's port (the next three follow); taken ports fall back to free ones.

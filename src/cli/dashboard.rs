@@ -13,7 +13,9 @@ use crate::app::App;
 use crate::app::keys::KeyMap;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
+use crate::record::Recorder;
 use crate::store::{Limits, Store, TaskKey};
+use crate::tap::Taps;
 use crate::ui::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -32,6 +34,10 @@ pub struct ScreenArgs {
     /// Where logs go (default: the state directory).
     #[arg(long)]
     pub log_file: Option<PathBuf>,
+    /// Record every change, with its arrival time, to this file (NDJSON: the --json lines plus
+    /// what `a2a-watch replay` needs; no credential is ever recorded).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
@@ -74,8 +80,32 @@ fn prefs(config: &Config) -> Prefs {
     }
 }
 
-/// Watches `specs` until the user quits (or `--until` is met), then stops the engine.
+/// Watches `specs` until the user quits (or `--until` is met), then stops the engine. Their
+/// taps listen from the start: a taken port is an error before anything else runs.
 pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, screen: &ScreenArgs) -> Result<(), Error> {
+    let taps = bind_taps(&specs).await?;
+    for line in taps.describe() {
+        super::out::error(&format!("a2a-watch: {line}"));
+    }
+    watch(specs, taps, opts, config, screen).await
+}
+
+/// Binds the taps of `specs` (`AgentSpec::tap`), so that a caller can tell a planner where they are.
+pub async fn bind_taps(specs: &[AgentSpec]) -> Result<Taps, Error> {
+    Taps::bind(specs).await.map_err(|(at, source)| Error::Io {
+        what: format!("the tap on {at}"),
+        source,
+    })
+}
+
+/// `run`, with the taps already bound.
+pub async fn watch(
+    specs: Vec<AgentSpec>,
+    taps: Taps,
+    opts: WatchOptions,
+    config: &Config,
+    screen: &ScreenArgs,
+) -> Result<(), Error> {
     let theme = theme(screen, config)?;
     let keys = KeyMap::with_overrides(config.key_overrides())?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()));
@@ -93,11 +123,23 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
             })
         })
         .collect();
+    let recorder = match &screen.record {
+        Some(path) => Some(
+            Recorder::create(path, specs.iter().map(|s| (s.name.clone(), s.url.clone()))).map_err(|source| {
+                Error::Io {
+                    what: path.display().to_string(),
+                    source,
+                }
+            })?,
+        ),
+        None => None,
+    };
     let (tx, rx) = crate::event::channel(1024);
+    // Held to the end: dropping it stops the taps with the engine.
+    let _taps = taps.start(tx.clone());
     let engine = Engine::start(specs, opts, tx);
     let result = if screen.json {
-        headless::run(store, rx, screen.until, given).await;
-        Ok(())
+        headless::run(store, rx, screen.until, given, recorder).await
     } else {
         let (commands, mut outbox) = mpsc::channel(64);
         let engine = &engine;
@@ -108,6 +150,7 @@ pub async fn run(specs: Vec<AgentSpec>, opts: WatchOptions, config: &Config, scr
         };
         let mut app = App::new(store, keys, theme);
         app.steer = Steer::new(prefs(config));
+        app.recorder = recorder;
         // The forwarder ends when the dashboard drops its sender.
         let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {

@@ -1,6 +1,7 @@
 //! Demo wiring: the built-in agents alone (`serve-demo`), or with a planner and the dashboard
 //! on its context (`demo`).
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::Error;
@@ -39,10 +40,7 @@ pub async fn run(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), 
                 source: e,
             })?,
     };
-    let planner = demo::planner::Planner::connect(&agents, &token, Duration::from_secs_f64(delay)).await?;
-    let context = planner.context().to_string();
-    let planning = tokio::spawn(planner.run());
-    let specs = agents
+    let specs: Vec<AgentSpec> = agents
         .agents
         .iter()
         .map(|a| {
@@ -52,14 +50,39 @@ pub async fn run(base_port: u16, delay: f64, screen: &ScreenArgs) -> Result<(), 
             if a.name == "deployer" {
                 spec.credential = Credential::Value(Secret::new(token.clone()));
             }
+            // The planner talks to each agent through a tap, as a user's own planner would
+            // (README, "Watching your own planner"): what it delegates shows as it happens.
+            spec.tap = Some(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)));
             spec
         })
         .collect();
+    let taps = dashboard::bind_taps(&specs).await?;
+    let tapped: Vec<(String, String)> = (taps.addresses().into_iter())
+        .filter_map(|(agent, at)| Some((specs[agent].name.clone()?, format!("http://{at}"))))
+        .collect();
+    let through_tap = move |name: &str| tapped.iter().find(|(n, _)| n == name).map(|(_, url)| url.clone());
+    let direct: Vec<(String, String)> = (agents.agents.iter())
+        .map(|a| (a.name.clone(), a.url.clone()))
+        .collect();
+    // The planner connects once the dashboard runs, since that is when the taps answer.
+    let context = uuid::Uuid::new_v4().to_string();
+    let step = Duration::from_secs_f64(delay);
+    let (planner_token, planner_context) = (token.clone(), context.clone());
+    let planning = tokio::spawn(async move {
+        let url = |name: &str| {
+            let direct = || direct.iter().find(|(n, _)| n == name).map(|(_, url)| url.clone());
+            through_tap(name).or_else(direct).unwrap_or_default()
+        };
+        match demo::planner::Planner::connect(url, &planner_token, step, planner_context).await {
+            Ok(planner) => planner.run().await,
+            Err(e) => tracing::warn!(error = %e, "the demo's planner could not connect"),
+        }
+    });
     let opts = WatchOptions {
         context: Some(context),
         ..WatchOptions::default()
     };
-    let result = dashboard::run(specs, opts, &Config::default(), screen).await;
+    let result = dashboard::watch(specs, taps, opts, &Config::default(), screen).await;
     planning.abort();
     agents.shutdown().await;
     result

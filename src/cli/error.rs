@@ -34,6 +34,10 @@ pub enum Error {
     /// The terminal, the ports the demo binds, the files `get --save-artifacts` writes.
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+
+    /// A file `replay` cannot read: where, and why.
+    #[error(transparent)]
+    Recording(#[from] crate::record::ReadError),
 }
 
 impl Error {
@@ -46,7 +50,7 @@ impl Error {
             | Error::Theme(_)
             | Error::Keys(_)
             | Error::Usage(_) => 2,
-            Error::Protocol(_) | Error::Failed(_) | Error::Io { .. } => 1,
+            Error::Protocol(_) | Error::Failed(_) | Error::Io { .. } | Error::Recording(_) => 1,
         }
     }
 }

@@ -6,9 +6,11 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
+use super::Error;
 use crate::a2a::StreamResponse;
 use crate::event::{Event, Receiver};
 use crate::ndjson::{self, EventLine, TaskLine};
+use crate::record::Recorder;
 use crate::store::{Change, Store, TaskEntry, TaskKey};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -48,6 +50,7 @@ fn push_task_line(out: &mut Vec<u8>, store: &Store, task: &TaskEntry, event: &'s
         at: Some(task.status.timestamp.unwrap_or(task.updated)),
     };
     let mut line = EventLine::new(store.agent_name(task.key.agent), event, &line);
+    line.tapped = task.tapped;
     if event == "error" || event == "not_found" {
         line.text = task.error.clone().unwrap_or_default();
     }
@@ -66,6 +69,7 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::TaskError { .. } => "error",
         Event::NotFound { .. } => "not_found",
         Event::Quiet { .. } => "quiet",
+        Event::Tapped { .. } => "tapped",
         Event::ListingCut { .. } => "listing",
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
@@ -93,25 +97,35 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
 const BURST: usize = 4096;
 
 /// Prints changes until the engine stops, `until` is reached, or Ctrl-C. What arrives together
-/// is written together: the lines of a burst go out in one write, flushed at its end.
-pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, given: Vec<TaskKey>) {
-    // What each task's last line said: a snapshot that says it again prints nothing.
-    let mut said: HashMap<TaskKey, u64> = HashMap::new();
+/// is written together: the lines of a burst go out in one write, flushed at its end (and the
+/// recording's, if `--record`).
+pub async fn run(
+    mut store: Store,
+    mut events: Receiver,
+    until: Option<Until>,
+    given: Vec<TaskKey>,
+    mut recorder: Option<Recorder>,
+) -> Result<(), Error> {
+    let mut lines = JsonLines::default();
     let mut out = Vec::new();
     loop {
         let ev = tokio::select! {
             ev = events.recv() => ev,
             _ = tokio::signal::ctrl_c() => None,
         };
-        let Some(ev) = ev else { return };
+        let Some(ev) = ev else { return Ok(()) };
         let mut next = Some(ev);
         let mut taken = 0;
+        let mut finished = false;
         while let Some(ev) = next.take() {
-            let changed = take(&mut store, ev, &mut said, &mut out);
+            let change = match recorder.as_mut() {
+                Some(r) => r.apply(&mut store, ev, Some(&mut out)),
+                None => lines.take(&mut store, ev, &mut out),
+            };
             // Only a change can end the wait.
-            if changed && done(&store, until, &given) {
-                super::out::write(&out);
-                return;
+            if change != Change::Nothing && done(&store, until, &given) {
+                finished = true;
+                break;
             }
             taken += 1;
             if taken < BURST {
@@ -120,54 +134,76 @@ pub async fn run(mut store: Store, mut events: Receiver, until: Option<Until>, g
         }
         super::out::write(&out);
         out.clear();
+        if let Some(r) = recorder.as_mut() {
+            r.flush().map_err(|source| Error::Io {
+                what: r.path().display().to_string(),
+                source,
+            })?;
+        }
+        if finished {
+            return Ok(());
+        }
     }
 }
 
-/// A task's state and status text as a fingerprint: keeping the text itself for every task
+/// A task's state, status text and whether it was tapped, as a fingerprint: keeping the text itself for every task
 /// would cost its length per task (issue 11, memory of quiet tasks).
 fn what_it_says(task: &TaskEntry) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     task.state().hash(&mut hasher);
     task.status.text().hash(&mut hasher);
+    // A task listed first, then seen through a tap, says something new: that it was tapped.
+    task.tapped.hash(&mut hasher);
     hasher.finish()
 }
 
-/// Applies one event and appends its line, if it makes one; true if the store changed.
-fn take(store: &mut Store, ev: Event, said: &mut HashMap<TaskKey, u64>, out: &mut Vec<u8>) -> bool {
-    let kind = event_kind(&ev);
-    match store.apply(ev) {
-        Change::Nothing => return false,
-        Change::Action(_) => {}
-        // The card's details ride along on the next health line.
-        Change::Agent(_) if kind == "info" => {}
-        Change::Agent(id) => {
-            let a = &store.agents[id];
-            let line = HealthLine {
-                agent: &a.name,
-                health: a.health.label(),
-                detail: a.health.detail(),
-                protocol: a
-                    .info
-                    .as_ref()
-                    .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
-                url: &a.url,
-                listing_cut: a.listing_cut,
-                push_refused: a.push_refused,
-            };
-            ndjson::push_line(out, &line);
-        }
-        // How a task is watched is the dashboard's business, not a change of the task.
-        Change::Task(_) if kind == "watching" || kind == "quiet" => {}
-        Change::Task(key) | Change::State(key) => {
-            if let Some(t) = store.task(&key) {
-                let now = what_it_says(t);
-                let repeat = said.get(&key) == Some(&now);
-                said.insert(key, now);
-                if !(repeat && kind == "task") {
-                    push_task_line(out, store, t, kind);
+/// What `--json` prints: one line per change, and a snapshot that says again what its task's
+/// last line said prints nothing. Recordings carry the same lines (`record`).
+#[derive(Default)]
+pub(crate) struct JsonLines {
+    /// What each task's last line said.
+    said: HashMap<TaskKey, u64>,
+}
+
+impl JsonLines {
+    /// Applies one event and appends its line, if it makes one.
+    pub(crate) fn take(&mut self, store: &mut Store, ev: Event, out: &mut Vec<u8>) -> Change {
+        let kind = event_kind(&ev);
+        let change = store.apply(ev);
+        match &change {
+            Change::Nothing | Change::Action(_) => {}
+            // The card's details ride along on the next health line.
+            Change::Agent(_) if kind == "info" => {}
+            Change::Agent(id) => {
+                let a = &store.agents[*id];
+                let line = HealthLine {
+                    agent: &a.name,
+                    health: a.health.label(),
+                    detail: a.health.detail(),
+                    protocol: a
+                        .info
+                        .as_ref()
+                        .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
+                    url: &a.url,
+                    listing_cut: a.listing_cut,
+                    push_refused: a.push_refused,
+                };
+                ndjson::push_line(out, &line);
+            }
+            // How a task is watched is the dashboard's business, not a change of the task.
+            // Nor is a tap's first word of it: the task's own line follows, saying it was tapped.
+            Change::Task(_) if matches!(kind, "watching" | "quiet" | "tapped") => {}
+            Change::Task(key) | Change::State(key) => {
+                if let Some(t) = store.task(key) {
+                    let now = what_it_says(t);
+                    let repeat = self.said.get(key) == Some(&now);
+                    self.said.insert(key.clone(), now);
+                    if !(repeat && kind == "task") {
+                        push_task_line(out, store, t, kind);
+                    }
                 }
             }
         }
+        change
     }
-    true
 }

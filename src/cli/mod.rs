@@ -18,6 +18,7 @@ mod headless;
 mod out;
 mod parts;
 mod print;
+mod replay;
 mod specs;
 mod status;
 
@@ -28,6 +29,7 @@ use clap::Parser;
 use crate::config::Config;
 pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
 pub use error::Error;
+pub(crate) use headless::JsonLines;
 use specs::{agent_specs, push_receiver, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a
@@ -105,16 +107,16 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             commands::get(conn, &url, &task_id, history, json, save_to).await
         }
         Command::Cancel { url, task_id } => commands::cancel(conn, &url, &task_id).await,
-        Command::ServeDemo {
-            base_port,
-            token,
-            delay,
-        } => demo::serve(base_port, token, delay).await,
+        Command::ServeDemo { base_port, delay } => {
+            let token = conn.token.as_ref().map_or("demo-token", |t| t.expose()).to_string();
+            demo::serve(base_port, token, delay).await
+        }
         Command::Demo {
             base_port,
             delay,
             screen,
         } => demo::run(base_port, delay, &screen).await,
+        Command::Replay(args) => replay::run(args, cli.watch.config.as_deref()).await,
         Command::Status(args) => status::status(conn, args, cli.watch).await,
         Command::Completions { shell } => {
             conventions::completions(shell);

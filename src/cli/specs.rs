@@ -10,6 +10,7 @@ use crate::a2a::auth::{Given, Secret};
 use crate::a2a::{Binding, Client, ClientOptions};
 use crate::config::{AgentConfig, Config, parse_binding};
 use crate::push::{Push, PushError, PushSettings};
+use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
 /// `--timeout` when not given, for every command but `status`.
@@ -68,16 +69,15 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
     let options = conn.options()?;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
-    let shared = specs.len() + args.agents.len() > 1;
+    let shared = specs.len() + args.agents.len() + args.taps.len() + config.tap.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
     if conn.name.is_some() && args.agents.len() > 1 {
         return Err(Error::Usage(
             "--name names one agent; with several --agent, name each: --agent NAME=URL".into(),
         ));
     }
-    for arg in &args.agents {
-        let (name, url) = parse_agent_arg(arg);
-        let name = name.or_else(|| conn.name.clone());
+    // An agent named on the command line takes the connection flags.
+    let flag_agent = |name: Option<String>, url: String| {
         let mut spec = AgentSpec::new(url);
         spec.client = ClientOptions {
             name: name.clone(),
@@ -93,7 +93,26 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
                 Credential::Value(token.clone())
             };
         }
-        specs.push(spec);
+        spec
+    };
+    for arg in &args.agents {
+        let (name, url) = parse_agent_arg(arg);
+        specs.push(flag_agent(name.or_else(|| conn.name.clone()), url));
+    }
+    for (i, tap) in config.tap.iter().enumerate() {
+        let tap =
+            TapArg::from_config(tap).map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
+        attach_tap(&mut specs, tap, |name, url| {
+            let mut spec = AgentSpec::new(url);
+            spec.client.name.clone_from(&name);
+            spec.name = name;
+            spec
+        })?;
+    }
+    for arg in &args.taps {
+        let tap = crate::tap::parse_arg(arg).map_err(Error::Usage)?;
+        crate::tap::check_listen(tap.listen, args.tap_allow_remote).map_err(|e| Error::Usage(format!("--tap: {e}")))?;
+        attach_tap(&mut specs, tap, flag_agent)?;
     }
     for task in &args.tasks {
         let (agent, id) = task
@@ -116,6 +135,39 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         specs[index].tasks.push(id.to_string());
     }
     Ok(specs)
+}
+
+/// A tap in front of an agent already listed (the same URL) is that agent's; otherwise its
+/// upstream becomes an agent of its own, made by `new`.
+fn attach_tap(
+    specs: &mut Vec<AgentSpec>,
+    tap: TapArg,
+    new: impl FnOnce(Option<String>, String) -> AgentSpec,
+) -> Result<(), Error> {
+    let same = |s: &AgentSpec| s.url.trim_end_matches('/') == tap.upstream.trim_end_matches('/');
+    let Some(spec) = specs.iter_mut().find(|s| same(s)) else {
+        let mut spec = new(tap.name, tap.upstream);
+        spec.tap = Some(tap.listen);
+        specs.push(spec);
+        return Ok(());
+    };
+    let shown = crate::a2a::discovery::shown_input(&tap.upstream);
+    if spec.tap.is_some() {
+        return Err(Error::Usage(format!("two taps in front of {shown}: one is enough")));
+    }
+    if tap.name.is_some() && spec.name.is_some() && tap.name != spec.name {
+        return Err(Error::Usage(format!(
+            "the tap in front of {shown} names it {:?}, its agent entry {:?}: give one name",
+            tap.name.unwrap_or_default(),
+            spec.name.clone().unwrap_or_default()
+        )));
+    }
+    if spec.name.is_none() {
+        spec.client.name.clone_from(&tap.name);
+        spec.name = tap.name;
+    }
+    spec.tap = Some(tap.listen);
+    Ok(())
 }
 
 /// Built here rather than in `config`, so that flags and config become agents in one place.
@@ -329,6 +381,72 @@ mod tests {
             format!("{:?}", spec.client).contains("X-Api-Key"),
             "header names still show"
         );
+    }
+
+    #[test]
+    fn a_tap_joins_the_agent_of_its_url_or_makes_its_own() {
+        let c = cli(&[
+            "--agent",
+            "ops=http://127.0.0.1:1/",
+            "--tap",
+            "127.0.0.1:9000=http://127.0.0.1:1",
+            "--tap",
+            "dev=127.0.0.1:9001=http://127.0.0.1:2",
+            "--task",
+            "dev:t-1",
+        ]);
+        let specs = agent_specs(&c.conn, &c.watch, &Config::default()).unwrap();
+        assert_eq!(specs.len(), 2);
+        assert_eq!(specs[0].name.as_deref(), Some("ops"));
+        assert_eq!(specs[0].tap, Some("127.0.0.1:9000".parse().unwrap()));
+        assert_eq!(specs[1].url, "http://127.0.0.1:2");
+        assert_eq!(specs[1].client.name.as_deref(), Some("dev"), "it selects A2A_TOKEN_DEV");
+        assert_eq!(specs[1].tap, Some("127.0.0.1:9001".parse().unwrap()));
+        assert_eq!(specs[1].tasks, ["t-1"]);
+        let config = Config::parse(
+            "[[agent]]\nurl = \"http://127.0.0.1:3\"\ntoken_env = \"T\"\n[[tap]]\nname = \"qa\"\nlisten = \"127.0.0.1:9002\"\nupstream = \"http://127.0.0.1:3\"\n",
+            Path::new("c"),
+        )
+        .unwrap();
+        let none = cli(&[]);
+        let specs = agent_specs(&none.conn, &none.watch, &config).unwrap();
+        assert_eq!(specs.len(), 1, "the tap is the configured agent's");
+        assert!(matches!(specs[0].credential, Credential::Env(ref v) if v == "T"));
+        assert_eq!(specs[0].name.as_deref(), Some("qa"));
+    }
+
+    #[test]
+    fn taps_off_loopback_twice_or_misnamed_are_refused() {
+        for (args, says) in [
+            (&["--tap", "0.0.0.0:9000=http://127.0.0.1:1"][..], "--tap-allow-remote"),
+            (
+                &[
+                    "--tap",
+                    "127.0.0.1:9000=http://127.0.0.1:1",
+                    "--tap",
+                    "127.0.0.1:9001=http://127.0.0.1:1",
+                ],
+                "two taps",
+            ),
+            (
+                &[
+                    "--agent",
+                    "a=http://127.0.0.1:1",
+                    "--tap",
+                    "b=127.0.0.1:9000=http://127.0.0.1:1",
+                ],
+                "give one name",
+            ),
+        ] {
+            let c = cli(args);
+            let err = agent_specs(&c.conn, &c.watch, &Config::default()).unwrap_err();
+            assert!(
+                matches!(err, Error::Usage(_)) && err.to_string().contains(says),
+                "{err}"
+            );
+        }
+        let allowed = cli(&["--tap-allow-remote", "--tap", "0.0.0.0:9000=http://127.0.0.1:1"]);
+        assert!(agent_specs(&allowed.conn, &allowed.watch, &Config::default()).is_ok());
     }
 
     #[test]

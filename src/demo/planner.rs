@@ -8,8 +8,6 @@ use std::time::Duration;
 use crate::a2a::auth::Secret;
 use crate::a2a::{Client, ClientOptions, Message, Part, SendMessageRequest, StreamResponse, TaskState};
 
-use super::DemoAgents;
-
 /// What the planner does to a task later, unless a person got there first.
 #[derive(Debug, Clone, Copy)]
 enum FollowUp {
@@ -91,7 +89,14 @@ pub struct Planner {
 
 impl Planner {
     /// Connects to each demo agent (the deployer with its token).
-    pub async fn connect(agents: &DemoAgents, token: &str, step: Duration) -> Result<Planner, crate::a2a::Error> {
+    /// Connects to each demo agent at `url(name)` (the agent itself, or a tap in front of it);
+    /// every delegation goes into `context`.
+    pub async fn connect(
+        url: impl Fn(&str) -> String,
+        token: &str,
+        step: Duration,
+        context: String,
+    ) -> Result<Planner, crate::a2a::Error> {
         let mut clients = Vec::new();
         for name in ["test-runner", "code-reviewer", "deployer", "assistant"] {
             let opts = ClientOptions {
@@ -99,19 +104,13 @@ impl Planner {
                 token: (name == "deployer").then(|| Secret::new(token)),
                 ..ClientOptions::default()
             };
-            clients.push((name, Client::connect(agents.url(name), opts).await?));
+            clients.push((name, Client::connect(&url(name), opts).await?));
         }
-        let context = uuid::Uuid::new_v4().to_string();
         Ok(Planner {
             clients,
             context,
             step: step.max(Duration::from_millis(50)),
         })
-    }
-
-    /// The context every delegation goes into (`--context` watches just these).
-    pub fn context(&self) -> &str {
-        &self.context
     }
 
     fn client(&self, agent: &str) -> Option<&Client> {

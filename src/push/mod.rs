@@ -1,8 +1,10 @@
 //! Push notifications (spec sections 3.1.7, 3.1.10, 4.3): a webhook receiver inside the dashboard.
 //! For agents whose card says `pushNotifications: true`, each watched task gets a push config
-//! that points here and carries a token made for this session. Every delivery must carry it back
-//! (`X-A2A-Notification-Token`); one that does not is refused with 401 and counted on the agent's
-//! row. Deliveries feed the store as stream events do (the store tolerates repeats and order).
+//! that points here and carries a token made for this session and that agent. Every delivery must
+//! carry it back (`X-A2A-Notification-Token`); one that does not is refused with 401 and counted on
+//! the agent's row. A delivery is taken only for a task registered with that agent (else 404), so
+//! no agent can speak for another's tasks. Deliveries feed the store as stream events do (the
+//! store tolerates repeats and order).
 //! A config is deleted when its task's watch ends, and the rest when the engine stops.
 
 use std::collections::HashMap;
@@ -47,7 +49,7 @@ pub enum PushError {
          dashboard; pass --push-allow-remote (push_allow_remote = true) to listen there anyway"
     )]
     Remote(SocketAddr),
-    #[error("--push-url {0} cannot be a base URL (it needs a scheme and a host, like https://host/)")]
+    #[error("--push-url {0} cannot be a base URL (it needs a scheme and a host and no query, like https://host/)")]
     Url(String),
     #[error("listening for push notifications on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
@@ -66,7 +68,9 @@ pub struct Push {
     addr: SocketAddr,
     /// Ends with `/`; the agent's number and nothing else is appended.
     base: Url,
-    token: Secret,
+    /// One per agent, made when its first task is registered: an agent that knows its own token
+    /// cannot post as another.
+    tokens: Mutex<HashMap<AgentId, Secret>>,
     /// The same id on every config of this session: registering a task again replaces its
     /// config (spec section 3.1.7) rather than adding one.
     config_id: String,
@@ -103,7 +107,8 @@ impl Push {
             Some(url) => url.clone(),
             None => Url::parse(&format!("http://{addr}/")).map_err(|_| PushError::Url(addr.to_string()))?,
         };
-        if root.cannot_be_a_base() || root.host().is_none() {
+        // The agent's number goes at the end of the path: a query or fragment would swallow it.
+        if root.cannot_be_a_base() || root.host().is_none() || root.query().is_some() || root.fragment().is_some() {
             return Err(PushError::Url(crate::a2a::auth::shown_url(&root)));
         }
         let mut base = root;
@@ -113,7 +118,7 @@ impl Push {
         Ok(Push {
             addr,
             base,
-            token: Secret::new(uuid::Uuid::new_v4().simple().to_string()),
+            tokens: Mutex::default(),
             config_id: format!("a2a-watch-{}", &session[..12]),
             listener: Mutex::new(Some(listener)),
             registered: Mutex::default(),
@@ -134,6 +139,17 @@ impl Push {
         self.registered.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<AgentId, Secret>> {
+        self.tokens.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The agent's token, made on first use.
+    fn token_for(&self, agent: AgentId) -> Secret {
+        (self.tokens().entry(agent))
+            .or_insert_with(|| Secret::new(uuid::Uuid::new_v4().simple().to_string()))
+            .clone()
+    }
+
     /// Asks the agent to push the task's events here. Some: registered, and what wakes when a
     /// delivery says the task ended.
     pub async fn register(&self, agent: AgentId, client: &Arc<Client>, task: &str) -> crate::a2a::Result<Arc<Notify>> {
@@ -141,25 +157,34 @@ impl Push {
             task_id: task.to_string(),
             id: self.config_id.clone(),
             url: self.url_for(agent),
-            token: self.token.clone(),
+            token: self.token_for(agent),
             tenant: None,
         };
-        client.create_push_config(&config).await?;
+        let key = (agent, task.to_string());
         let ended = Arc::new(Notify::new());
+        // Known before the agent is asked: its first delivery may come before its answer.
         self.registered().insert(
-            (agent, task.to_string()),
+            key.clone(),
             Registration {
                 client: client.clone(),
                 ended: ended.clone(),
             },
         );
+        if let Err(e) = client.create_push_config(&config).await {
+            self.registered().remove(&key);
+            return Err(e);
+        }
         Ok(ended)
     }
 
     /// A refused registration, as it may be logged: an agent that echoes its params in an error
     /// would echo the token, which never shows.
     pub fn shown_error(&self, e: &crate::a2a::Error) -> String {
-        e.to_string().replace(self.token.expose(), "***")
+        let mut shown = e.to_string();
+        for token in self.tokens().values() {
+            shown = without_secret(&shown, token.expose());
+        }
+        shown
     }
 
     /// Deletes the task's config, if this session registered one (best effort).
@@ -176,7 +201,8 @@ impl Push {
 
     async fn delete(&self, agent: AgentId, task: &str, client: &Client) {
         if let Err(e) = client.delete_push_config(task, &self.config_id).await {
-            tracing::info!(agent, task, error = %e, "could not delete a push config");
+            let error = self.shown_error(&e);
+            tracing::info!(agent, task, %error, "could not delete a push config");
         }
     }
 
@@ -225,6 +251,20 @@ impl Push {
     }
 }
 
+/// `text` with `secret` masked, and also any start of it of 4 characters or more: an error may
+/// quote a body cut short in the middle of the token.
+fn without_secret(text: &str, secret: &str) -> String {
+    let mut shown = text.replace(secret, "***");
+    for len in (4..secret.len()).rev() {
+        if let Some(start) = secret.get(..len)
+            && shown.contains(start)
+        {
+            shown = shown.replace(start, "***");
+        }
+    }
+    shown
+}
+
 /// Equal without a timing that tells how much of a guess was right.
 fn same_token(given: &[u8], token: &[u8]) -> bool {
     given.len() == token.len() && given.iter().zip(token).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
@@ -238,16 +278,24 @@ async fn deliver(
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
+    // An agent this session gave no token to has nothing here (and no row to count on).
+    let Some(token) = push.tokens().get(&agent).cloned() else {
+        return StatusCode::NOT_FOUND;
+    };
     let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
-    if !given.is_some_and(|g| same_token(g, push.token.expose().as_bytes())) {
+    if !given.is_some_and(|g| same_token(g, token.expose().as_bytes())) {
         let _ = events.send(Event::PushRefused { agent }).await;
         return StatusCode::UNAUTHORIZED;
     }
     let Ok(event) = serde_json::from_slice::<StreamResponse>(&body) else {
         return StatusCode::BAD_REQUEST;
     };
-    if event.named_task().is_none() {
+    let Some(task) = event.named_task() else {
         return StatusCode::BAD_REQUEST;
+    };
+    // Only a task registered with this agent: not another's, not one never asked for.
+    if !push.registered().contains_key(&(agent, task.to_string())) {
+        return StatusCode::NOT_FOUND;
     }
     let ended = push.ended_wake(agent, &event);
     let seen = Timestamp::now();
@@ -292,14 +340,29 @@ mod tests {
         };
         let push = Push::bind(&tunnel).await.unwrap();
         assert_eq!(push.url_for(3), "https://tunnel.example/hooks/push/3");
+        let query = PushSettings {
+            url: Some(Url::parse("https://tunnel.example/hooks?via=t").unwrap()),
+            ..tunnel.clone()
+        };
+        assert!(matches!(Push::bind(&query).await, Err(PushError::Url(_))));
         let local = PushSettings { url: None, ..tunnel };
         let push = Push::bind(&local).await.unwrap();
         assert_eq!(push.url_for(0), format!("http://{}/push/0", push.local_addr()));
-        assert!(
-            !format!("{push:?}").contains(push.token.expose()),
-            "the token never prints"
+        let (token, other) = (push.token_for(0), push.token_for(1));
+        assert_ne!(token.expose(), other.expose(), "a token per agent");
+        assert_eq!(
+            push.token_for(0).expose(),
+            token.expose(),
+            "the same for the same agent"
         );
-        let echoed = crate::a2a::Error::Input(format!("bad config {{token: {}}}", push.token.expose()));
+        assert!(!format!("{push:?}").contains(token.expose()), "the token never prints");
+        let echoed = crate::a2a::Error::Input(format!("bad config {{token: {}}}", token.expose()));
         assert_eq!(push.shown_error(&echoed), "bad config {token: ***}");
+        let cut = crate::a2a::Error::Input(format!("bad config {{token: {}…", &other.expose()[..9]));
+        assert_eq!(
+            push.shown_error(&cut),
+            "bad config {token: ***…",
+            "a token cut short is masked too"
+        );
     }
 }

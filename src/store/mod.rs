@@ -62,6 +62,8 @@ pub struct TaskEntry {
     /// The stream has carried nothing since then (checked with GetTask meanwhile); cleared by
     /// the next stream event.
     pub quiet_since: Option<Timestamp>,
+    /// Seen in a planner's traffic through a tap (`Event::Tapped`).
+    pub tapped: bool,
     /// What the limits left out, so the detail pane can say so.
     pub cut: Cut,
 }
@@ -471,7 +473,7 @@ impl Store {
         let target = match &event {
             Event::Snapshot { agent, task, .. } => Some((*agent, task.id.as_str())),
             Event::Update { agent, event, .. } => event.task_id().map(|id| (*agent, id)),
-            Event::NotFound { agent, task, .. } => Some((*agent, task.as_str())),
+            Event::NotFound { agent, task, .. } | Event::Tapped { agent, task, .. } => Some((*agent, task.as_str())),
             _ => None,
         };
         let settled_before = target.map(|(agent, id)| match self.settled(agent, id) {
@@ -562,6 +564,16 @@ impl Store {
                     Change::Task(entry.key.clone())
                 }
             }
+            Event::Tapped { agent, task, seen } => {
+                // A row from the first word of it: what the planner saw of the task follows.
+                let entry = self.entry(agent, &task, "", seen);
+                if entry.tapped {
+                    Change::Nothing
+                } else {
+                    entry.tapped = true;
+                    Change::Task(entry.key.clone())
+                }
+            }
             Event::Quiet { agent, task, since } => {
                 match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task.as_str())) {
                     Some(t) if t.quiet_since != Some(since) => {
@@ -617,6 +629,7 @@ impl Store {
                 error: None,
                 not_found: false,
                 quiet_since: None,
+                tapped: false,
                 cut: Cut::default(),
             };
             map.insert(key.id, Box::new(entry));

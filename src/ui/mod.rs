@@ -10,6 +10,7 @@ mod dialogs;
 mod footer;
 pub mod format;
 mod help;
+pub mod svg;
 mod table;
 pub mod theme;
 mod title;

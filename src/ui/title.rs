@@ -1,4 +1,5 @@
-//! The title line: the app's name, the totals and the keys for help and quit.
+//! The title line: the app's name, the totals and the keys for help and quit (a replay's clock
+//! instead, in a replay).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -15,11 +16,15 @@ use crate::app::keys::Action;
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
-    let right = format!(
-        "{} help  {} quit ",
-        app.keys.hint(Action::Help),
-        app.keys.hint(Action::Quit)
-    );
+    // A replay's clock takes the place of the two keys (the footer has them too).
+    let right = match &app.banner {
+        Some(banner) => format!("{banner} "),
+        None => format!(
+            "{} help  {} quit ",
+            app.keys.hint(Action::Help),
+            app.keys.hint(Action::Quit)
+        ),
+    };
     let totals = app.store.total_counts();
     let agents = plural(app.store.agents.len(), "agent");
     let tasks = plural(app.store.len(), "task");

@@ -131,10 +131,11 @@ fn with_counts(app: &App, node: &Node, text: Vec<Span<'static>>, room: usize) ->
     out
 }
 
-fn context_row(app: &App, row: &Row, agent: AgentId, id: &str, columns: &Columns) -> Vec<Span<'static>> {
+/// `agent` None: a planner's context, across the agents it delegated to through taps.
+fn context_row(app: &App, row: &Row, agent: Option<AgentId>, id: &str, columns: &Columns) -> Vec<Span<'static>> {
     let t = &app.theme;
     let lead = lead(app, row, columns);
-    let name = app.store.agent_name(agent);
+    let name = agent.map_or("planner", |agent| app.store.agent_name(agent));
     let label = context_label(app, &row.node, id);
     let text = vec![
         Span::styled(lead.clone(), Style::new().fg(t.title)),
@@ -175,8 +176,14 @@ fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<
     } else {
         Modifier::empty()
     };
-    // The agent is its context's: references are followed on the same agent only.
-    let name = format!("{}{}", lead(app, row, columns), short_id(&key.id));
+    // The agent is its context's (references are followed on the same agent only), but for the
+    // planner's branches, which span the agents it delegated to: those name it.
+    let agent = if task.tapped {
+        format!("{} ", line(app.store.agent_name(key.agent), 14))
+    } else {
+        String::new()
+    };
+    let name = format!("{}{agent}{}", lead(app, row, columns), short_id(&key.id));
     let mut spans = Vec::new();
     columns.push_cells(
         &mut spans,

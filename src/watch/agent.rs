@@ -34,7 +34,7 @@ pub(crate) struct AgentWatcher {
     pub myself: mpsc::Sender<Command>,
     /// This agent's tasks with a subscription open.
     pub open: OpenStreams,
-    /// Whether the last listing was read whole: while it is, a change the listing shows needs no
+    /// Whether the last listing was read whole (not failed, not cut): while it is, a change it shows needs no
     /// GetTask from a quiet stream's watcher.
     pub listing_ok: Arc<AtomicBool>,
 }
@@ -366,7 +366,8 @@ impl AgentWatcher {
                     match listed {
                         Ok(cut) => {
                             since = newest;
-                            self.listing_ok.store(true, Ordering::Relaxed);
+                            // A listing cut at the page cap may leave out the very task.
+                            self.listing_ok.store(!cut, Ordering::Relaxed);
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }

@@ -43,6 +43,8 @@ pub struct AgentSpec {
     pub poll_interval: Duration,
     /// Tasks to watch by id, even if ListTasks does not show them.
     pub tasks: Vec<String>,
+    /// Where a tap in front of this agent listens for a planner (`--tap`; see `crate::tap`).
+    pub tap: Option<std::net::SocketAddr>,
 }
 
 impl AgentSpec {
@@ -54,6 +56,7 @@ impl AgentSpec {
             credential: Credential::Default,
             poll_interval: Duration::from_secs(3),
             tasks: Vec::new(),
+            tap: None,
         }
     }
 

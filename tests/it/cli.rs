@@ -1,20 +1,36 @@
 //! The real binary, as scripts use it: NDJSON on stdout, one clear line on stderr, exit codes
 //! 0 (success), 1 (protocol or transport error), 2 (bad usage).
 
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
 use crate::demo_client::{TOKEN, start_demo};
 
-pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+/// The binary with `args` and `env`, and none of the test environment's tokens.
+fn binary(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"));
     cmd.args(args).env_remove("A2A_TOKEN").env_remove("A2A_TOKEN_DEPLOYER");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output()).await;
+    cmd
+}
+
+pub async fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), binary(args, env).output()).await;
     out.expect("the command finished in time").expect("the binary runs")
+}
+
+/// The binary running, its output piped and no input, killed when dropped.
+pub fn spawn(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Child {
+    binary(args, env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs")
 }
 
 pub fn lines(out: &Output) -> Vec<Value> {
@@ -187,4 +203,41 @@ async fn interactions_are_answered_from_the_command_line() {
     let no_more = run(&["reply", url, &task, "--deny"], &[]).await;
     assert_eq!(no_more.status.code(), Some(2), "a finished task is not answered");
     agents.shutdown().await;
+}
+
+/// `serve-demo` starts (its deployer token is the global `--token`; a flag of its own by the same
+/// name once made clap panic at start), and the deployer takes that token and no other.
+#[tokio::test]
+async fn serve_demo_starts_and_its_deployer_wants_the_token_given() {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = spawn(&["serve-demo", "--base-port", "0", "--token", "s3cret-demo"], &[]);
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let deployer = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some(line) = out.next_line().await.unwrap() {
+            if let Some(url) = line.trim().strip_prefix("deployer") {
+                return url.trim().to_string();
+            }
+        }
+        panic!("serve-demo ended without listing the deployer");
+    })
+    .await
+    .expect("serve-demo lists its agents");
+    let list = |token: &'static str| {
+        let url = deployer.clone();
+        async move {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}});
+            reqwest::Client::new()
+                .post(format!("{url}/"))
+                .header("A2A-Version", "1.0")
+                .bearer_auth(token)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    assert!(list("s3cret-demo").await.is_success());
+    assert_eq!(list("demo-token").await, reqwest::StatusCode::UNAUTHORIZED);
+    child.kill().await.unwrap();
 }

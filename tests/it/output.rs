@@ -3,7 +3,7 @@
 //! keeps it losslessly as `\uXXXX`), a reader that closes the pipe early ends the process
 //! quietly with exit 0, and a send the agent refuses is a failure (exit 1), never a success.
 
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -207,15 +207,7 @@ async fn hostile_agent_text_comes_out_safe_and_ndjson_keeps_it_exactly() {
 /// Runs the binary, reads one line of its stdout (or none), closes the pipe, and returns how it
 /// ended.
 async fn close_after_first_line(args: &[&str], read_first: bool) -> Output {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"))
-        .args(args)
-        .env_remove("A2A_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary runs");
+    let mut child = crate::cli::spawn(args, &[]);
     let stdout = child.stdout.take().unwrap();
     if read_first {
         let mut first = String::new();

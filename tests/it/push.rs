@@ -306,6 +306,24 @@ async fn deliveries_without_the_token_are_refused_and_counted_and_garbage_applie
     );
     assert_eq!(w.store.agents[0].push_refused, 3);
 
+    // The right token names only this agent's registered tasks: another task, or a path of an
+    // agent this session never registered with, is nothing here (and no row is touched).
+    let elsewhere = status_update("not-registered", &context, "TASK_STATE_COMPLETED", "elsewhere");
+    assert_eq!(
+        deliver(&url, Some(&token), &elsewhere).await,
+        404,
+        "an unregistered task"
+    );
+    for other_agent in [push.url_for(1), push.url_for(usize::MAX)] {
+        assert_eq!(deliver(&other_agent, Some(&token), &forged).await, 404, "{other_agent}");
+    }
+    let settle = tokio::time::Instant::now() + Duration::from_millis(300);
+    while let Ok(Some(ev)) = tokio::time::timeout_at(settle, w.events.recv()).await {
+        w.store.apply(ev);
+    }
+    assert!(state_of(&w.store, "not-registered").is_none());
+    assert_eq!(w.store.agents.len(), 1, "no row for an agent id from the URL");
+
     // A delivery as large as a streamed event may be goes in; a larger one is refused whole.
     let large = status_update(&task, &context, "TASK_STATE_INPUT_REQUIRED", &"x".repeat(3 << 20));
     assert_eq!(
@@ -329,6 +347,8 @@ async fn the_binary_counts_refusals_on_its_agent_lines_and_listens_remotely_only
     assert!(crate::cli::stderr(&remote).contains("--push-allow-remote"));
 
     let agent = Pusher::start(Sdk::Python13, &[]);
+    // A task to register: the receiver knows an agent once it gave it a token.
+    let (task, _) = waiting_task(agent.url(), Binding::JsonRpc).await;
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -366,6 +386,7 @@ async fn the_binary_counts_refusals_on_its_agent_lines_and_listens_remotely_only
         first.get("push_refused").is_none(),
         "no count before a refusal: {first}"
     );
+    agent.configs_become(&task, 1).await;
     assert_eq!(
         deliver(&format!("http://{addr}/push/0"), Some("guess"), "{}").await,
         401

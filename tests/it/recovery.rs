@@ -412,9 +412,11 @@ async fn chunks_streamed_in_reply_appear_once_while_the_task_is_subscribed() {
     w.engine.shutdown().await;
 }
 
-/// An agent whose task t1 works on with its stream open and nothing more to say.
-async fn quiet_agent() -> (String, Fake) {
-    fake(true, |call| match call.method.as_str() {
+/// An agent whose task t1 works on with its stream open and nothing more to say; `listed`: its
+/// listing shows t1 (else it shows nothing, and t1 is known by id alone).
+async fn quiet_agent(listed: bool) -> (String, Fake) {
+    fake(true, move |call| match call.method.as_str() {
+        "ListTasks" if listed => listing(call, vec![task("t1", "TASK_STATE_WORKING", "thinking")]),
         "ListTasks" => no_tasks(call),
         "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
         "SubscribeToTask" => sse(
@@ -432,7 +434,7 @@ async fn quiet_agent() -> (String, Fake) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
-    let (url, fake) = quiet_agent().await;
+    let (url, fake) = quiet_agent(false).await;
     let mut w = watch(
         spec(&url, &["t1"]),
         WatchOptions {
@@ -452,7 +454,7 @@ async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
 /// `quiet_after`): constant checks would ask GetTask about 15 times in this window.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_that_stays_quiet_is_checked_less_and_less_often() {
-    let (url, fake) = quiet_agent().await;
+    let (url, fake) = quiet_agent(false).await;
     let mut w = watch(
         spec(&url, &["t1"]),
         WatchOptions {
@@ -477,20 +479,7 @@ async fn a_stream_that_stays_quiet_is_checked_less_and_less_often() {
 /// task that ended. The quiet mark shows as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_quiet_stream_the_listing_follows_costs_no_get_task_until_the_cap() {
-    let (url, fake) = fake(true, |call| match call.method.as_str() {
-        "ListTasks" => listing(call, vec![task("t1", "TASK_STATE_WORKING", "thinking")]),
-        "GetTask" => result(call, task("t1", "TASK_STATE_WORKING", "thinking")),
-        "SubscribeToTask" => sse(
-            vec![frame(
-                call,
-                json!({"task": task("t1", "TASK_STATE_WORKING", "thinking")}),
-            )],
-            Duration::ZERO,
-            true,
-        ),
-        _ => not_found(call),
-    })
-    .await;
+    let (url, fake) = quiet_agent(true).await;
     let mut w = watch(
         spec(&url, &[]),
         WatchOptions {

@@ -34,7 +34,7 @@ fn unique(what: &str) -> String {
 }
 
 /// A scratch directory for config, state and logs, removed with the guard.
-pub(crate) struct Scratch(PathBuf);
+pub(crate) struct Scratch(pub(crate) PathBuf);
 
 impl Scratch {
     pub(crate) fn new(what: &str) -> Scratch {
@@ -74,7 +74,7 @@ fn tmux_ok(args: &[&str]) -> Output {
 
 impl Tmux {
     /// Starts `script` (run by sh) in a `width`x`height` terminal, with `env` set.
-    fn start(script: &str, width: u16, height: u16, env: &[(&str, &str)]) -> Tmux {
+    pub(crate) fn start(script: &str, width: u16, height: u16, env: &[(&str, &str)]) -> Tmux {
         let tmux = Tmux {
             socket: unique("sock"),
             session: unique("tui"),

@@ -146,7 +146,10 @@ fn task_node(agent: usize, id: &str) -> Node {
 }
 
 fn context(agent: usize, id: &str) -> Node {
-    Node::Context { agent, id: id.into() }
+    Node::Context {
+        agent: Some(agent),
+        id: id.into(),
+    }
 }
 
 /// The tree app as a person opens it: `v` on the main screen.
@@ -439,5 +442,95 @@ fn a_long_chain_of_references_neither_loops_nor_overflows() {
         find(terminal.backend().buffer(), "chain-19").is_some(),
         "{}",
         terminal.backend()
+    );
+}
+
+/// What a planner delegated through taps is one root, its context across the agents it went to
+/// (the planner's fan-out), labelled "planner"; the same context id seen only by a2a-watch's own
+/// listing stays its agent's. A task first listed, then seen in the planner's traffic, moves.
+#[test]
+fn a_planners_tapped_delegations_are_one_root_across_agents() {
+    let mut s = store();
+    let fan = "fan-ctx-0003";
+    for (agent, id, state, asked, at) in [
+        (
+            RUNNER,
+            "r0000011-fan",
+            "TASK_STATE_COMPLETED",
+            "run the tests of the release",
+            NOW - 60,
+        ),
+        (
+            DEPLOYER,
+            "d0000012-fan",
+            "TASK_STATE_AUTH_REQUIRED",
+            "deploy it",
+            NOW - 50,
+        ),
+        (
+            ASSISTANT,
+            "a0000013-own",
+            "TASK_STATE_WORKING",
+            "not the planner's",
+            NOW - 40,
+        ),
+    ] {
+        if agent != ASSISTANT {
+            s.apply(Event::Tapped {
+                agent,
+                task: id.into(),
+                seen: ts(at),
+            });
+        }
+        s.apply(task(agent, id, fan, state, asked, &[], at));
+    }
+    let mut app = app(s);
+    render(&mut app, 160, 48);
+    assert!(press(&mut app, KeyCode::Char('v')));
+    render(&mut app, 160, 48);
+    let planner = Node::Context {
+        agent: None,
+        id: fan.into(),
+    };
+    assert_eq!(
+        layout(&app),
+        [
+            (0, context(ASSISTANT, fan)),
+            (1, task_node(ASSISTANT, "a0000013-own")),
+            (0, planner.clone()),
+            (1, task_node(RUNNER, "r0000011-fan")),
+            (1, task_node(DEPLOYER, "d0000012-fan")),
+        ]
+    );
+    let below = app.tree.tree().below(&planner);
+    assert_eq!((below.completed, below.interrupted), (1, 1));
+    let text = screen_text(&render(&mut app, 160, 48).backend().buffer().clone());
+    assert!(text.contains("planner · run the tests of the release"), "{text}");
+    // A planner's branch spans agents: each of its tasks names its agent.
+    assert!(
+        text.contains("test-runner r0000011") && text.contains("deployer d0000012"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("assistant a0000013"),
+        "not the planner's: its context names the agent\n{text}"
+    );
+
+    // The assistant's task turns up in the planner's traffic: it joins the planner's root.
+    app.store.apply(Event::Tapped {
+        agent: ASSISTANT,
+        task: "a0000013-own".into(),
+        seen: ts(NOW),
+    });
+    app.on_changes(&[]);
+    render(&mut app, 160, 48);
+    assert_eq!(
+        layout(&app),
+        [
+            (0, planner),
+            (1, task_node(RUNNER, "r0000011-fan")),
+            (1, task_node(DEPLOYER, "d0000012-fan")),
+            (1, task_node(ASSISTANT, "a0000013-own")),
+        ]
     );
 }

@@ -1,0 +1,226 @@
+//! What passed through the tap, as the store's events: the responses to SendMessage, GetTask,
+//! ListTasks and CancelTask, and the frames of SendStreamingMessage and SubscribeToTask, decoded
+//! with the client's own decoders (both bindings, 1.0 and 0.3). Runs beside the proxy, one task
+//! per exchange fed by an unbounded queue: awaiting the store here never holds up the planner.
+//! Anything that does not decode (errors, push configs, cards) makes no event.
+
+use std::convert::Infallible;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use http::Method;
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
+use tokio::sync::mpsc;
+
+use crate::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
+use crate::a2a::wire::{jsonrpc, rest};
+use crate::a2a::{ListTasksResponse, StreamResponse};
+use crate::event::{self, AgentId, Event};
+
+/// A response body larger than this is passed on but not decoded.
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// One request of the planner and what is known of its response before the body.
+pub(super) struct Exchange {
+    pub agent: AgentId,
+    pub method: Method,
+    pub path: String,
+    pub request: Bytes,
+    pub status: u16,
+    pub sse: bool,
+}
+
+/// The two bindings, told apart by the request: a JSON-RPC request names its method in a
+/// `jsonrpc` envelope (spec section 9), an HTTP+JSON one is a path (spec section 11).
+#[derive(Debug, PartialEq, Eq)]
+enum Binding {
+    JsonRpc { lists: bool },
+    Rest { lists: bool },
+}
+
+#[derive(Deserialize)]
+struct RpcHead<'a> {
+    jsonrpc: Option<IgnoredAny>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The method of a JSON-RPC request (empty if it names none); None for anything else.
+pub(super) fn rpc_method(body: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<RpcHead>(body) {
+        Ok(RpcHead {
+            jsonrpc: Some(_),
+            method,
+        }) => Some(method.unwrap_or_default().into_owned()),
+        _ => None,
+    }
+}
+
+fn binding(ex: &Exchange) -> Binding {
+    match rpc_method(&ex.request) {
+        Some(method) => Binding::JsonRpc {
+            // 0.3 has no ListTasks (docs/protocol-notes.md, "0.3 compatibility").
+            lists: method == "ListTasks",
+        },
+        None => Binding::Rest {
+            lists: ex.method == Method::GET && ex.path.ends_with("/tasks"),
+        },
+    }
+}
+
+/// Reads the response as it is passed on and hands its tasks and events to the store.
+pub(super) async fn observe(ex: Exchange, chunks: mpsc::UnboundedReceiver<Bytes>, events: event::Sender) {
+    let binding = binding(&ex);
+    // The request is not kept while a stream lasts.
+    let Exchange { agent, status, sse, .. } = ex;
+    let chunks = futures::stream::unfold(chunks, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    if sse {
+        let decode = match binding {
+            Binding::JsonRpc { .. } => jsonrpc::decode_frame,
+            Binding::Rest { .. } => rest::decode_frame,
+        };
+        let mut frames = std::pin::pin!(sse::frames(chunks, DEFAULT_FRAME_LIMIT));
+        while let Some(frame) = frames.next().await {
+            // A broken stream ends here as it ends for the planner; a frame that does not decode
+            // (an error frame) is skipped as the client skips it.
+            let Ok(frame) = frame else { return };
+            if let Ok(event) = decode(&frame)
+                && events.send_all(as_events(agent, event)).await.is_err()
+            {
+                return;
+            }
+        }
+        return;
+    }
+    let mut body = BytesMut::new();
+    let mut chunks = std::pin::pin!(chunks);
+    while let Some(Ok(chunk)) = chunks.next().await {
+        if body.len() + chunk.len() > BODY_LIMIT {
+            return;
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let _ = events.send_all(unary(agent, &binding, status, &body)).await;
+}
+
+/// The events in one whole response body.
+fn unary(agent: AgentId, binding: &Binding, status: u16, body: &[u8]) -> Vec<Event> {
+    fn decoded<T: DeserializeOwned>(binding: &Binding, status: u16, body: &[u8]) -> Option<T> {
+        match binding {
+            Binding::JsonRpc { .. } => jsonrpc::decode("tapped response", body).ok(),
+            Binding::Rest { .. } => rest::decode("tapped response", status, body).ok(),
+        }
+    }
+    let (Binding::JsonRpc { lists } | Binding::Rest { lists }) = binding;
+    if *lists {
+        let listed: Option<ListTasksResponse> = decoded(binding, status, body);
+        let tasks = listed.map(|l| l.tasks).unwrap_or_default();
+        return tasks
+            .into_iter()
+            .flat_map(|t| as_events(agent, StreamResponse::Task(t)))
+            .collect();
+    }
+    // A Task (GetTask, CancelTask, a send) or a send's Message: one decoder reads all of them.
+    decoded(binding, status, body)
+        .map(|event| as_events(agent, event))
+        .unwrap_or_default()
+}
+
+/// A whole task is a snapshot, anything else an update of the task it names, each said to be
+/// tapped first; a message outside any task concerns no row.
+fn as_events(agent: AgentId, event: StreamResponse) -> Vec<Event> {
+    let seen = Timestamp::now();
+    let Some(task) = event.named_task().map(str::to_string) else {
+        return Vec::new();
+    };
+    let tapped = Event::Tapped { agent, task, seen };
+    let event = match event {
+        StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
+        event => Event::Update { agent, event, seen },
+    };
+    vec![tapped, event]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(method: Method, path: &str, request: &str) -> Exchange {
+        Exchange {
+            agent: 0,
+            method,
+            path: path.into(),
+            request: Bytes::copy_from_slice(request.as_bytes()),
+            status: 200,
+            sse: false,
+        }
+    }
+
+    fn ids(events: &[Event]) -> Vec<(&'static str, String)> {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::Snapshot { task, .. } => ("snapshot", task.id.clone()),
+                Event::Update { event, .. } => (event.kind(), event.task_id().unwrap_or("").into()),
+                Event::Tapped { task, .. } => ("tapped", task.clone()),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_request_tells_the_binding_and_the_listing() {
+        let rpc = exchange(
+            Method::POST,
+            "/",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#,
+        );
+        assert_eq!(binding(&rpc), Binding::JsonRpc { lists: true });
+        let send03 = exchange(Method::POST, "/", r#"{"jsonrpc":"2.0","id":1,"method":"message/send"}"#);
+        assert_eq!(binding(&send03), Binding::JsonRpc { lists: false });
+        assert_eq!(
+            binding(&exchange(Method::GET, "/acme/tasks", "")),
+            Binding::Rest { lists: true }
+        );
+        assert_eq!(
+            binding(&exchange(Method::POST, "/message:send", r#"{"message":{}}"#)),
+            Binding::Rest { lists: false }
+        );
+    }
+
+    #[test]
+    fn tasks_messages_and_listings_become_events_and_errors_none() {
+        let rpc = Binding::JsonRpc { lists: false };
+        let task = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
+        assert_eq!(
+            ids(&unary(0, &rpc, 200, task.as_bytes())),
+            [("tapped", "t-1".into()), ("snapshot", "t-1".into())]
+        );
+        let v03 = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t-3","contextId":"c","status":{"state":"working"}}}"#;
+        assert_eq!(
+            ids(&unary(0, &rpc, 200, v03.as_bytes())),
+            [("tapped", "t-3".into()), ("snapshot", "t-3".into())]
+        );
+        let error = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#;
+        assert!(unary(0, &rpc, 200, error.as_bytes()).is_empty());
+        let bare_message = r#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#;
+        assert!(unary(0, &Binding::Rest { lists: false }, 200, bare_message.as_bytes()).is_empty());
+        let listing = r#"{"tasks":[{"id":"a","contextId":"c","status":{"state":"TASK_STATE_WORKING"}},{"id":"b","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}],"nextPageToken":""}"#;
+        let listed = unary(0, &Binding::Rest { lists: true }, 200, listing.as_bytes());
+        assert_eq!(
+            ids(&listed),
+            [
+                ("tapped", "a".into()),
+                ("snapshot", "a".into()),
+                ("tapped", "b".into()),
+                ("snapshot", "b".into())
+            ]
+        );
+        let not_found = r#"{"error":{"code":404,"status":"NOT_FOUND","message":"no"}}"#;
+        assert!(unary(0, &Binding::Rest { lists: false }, 404, not_found.as_bytes()).is_empty());
+    }
+}
