@@ -452,6 +452,16 @@ impl Client {
         }
     }
 
+    /// GetExtendedAgentCard (spec section 3.1.11): the card the agent shows to callers with the
+    /// credential, which replaces the public one. Only where the card offers it
+    /// (`AgentCard::has_extended_card`).
+    pub async fn extended_card(&self) -> Result<AgentCard> {
+        self.unary(Call::GetExtendedAgentCard {
+            tenant: self.endpoint.tenant.as_deref(),
+        })
+        .await
+    }
+
     fn task_id_request(&self, id: &str) -> TaskIdRequest {
         TaskIdRequest {
             id: id.to_string(),

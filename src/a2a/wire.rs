@@ -25,6 +25,10 @@ pub enum Call<'a> {
     SubscribeToTask(&'a TaskIdRequest),
     CreatePushConfig(&'a PushConfig),
     DeletePushConfig(&'a PushConfigId),
+    /// The authenticated extended card (spec section 3.1.11).
+    GetExtendedAgentCard {
+        tenant: Option<&'a str>,
+    },
 }
 
 impl Call<'_> {
@@ -38,6 +42,7 @@ impl Call<'_> {
             Call::SubscribeToTask(_) => "SubscribeToTask",
             Call::CreatePushConfig(_) => "CreateTaskPushNotificationConfig",
             Call::DeletePushConfig(_) => "DeleteTaskPushNotificationConfig",
+            Call::GetExtendedAgentCard { .. } => "GetExtendedAgentCard",
         }
     }
 
@@ -80,6 +85,7 @@ pub mod jsonrpc {
             Call::SubscribeToTask(_) => "tasks/resubscribe",
             Call::CreatePushConfig(_) => "tasks/pushNotificationConfig/set",
             Call::DeletePushConfig(_) => "tasks/pushNotificationConfig/delete",
+            Call::GetExtendedAgentCard { .. } => "agent/getAuthenticatedExtendedCard",
             Call::ListTasks(_) => {
                 return Err(Error::NotInVersion {
                     operation: "ListTasks",
@@ -105,6 +111,7 @@ pub mod jsonrpc {
             Call::CreatePushConfig(c) => with_tenant(super::push_config_body(c), &c.tenant),
             Call::DeletePushConfig(d) if v03 => json!({"id": d.task_id, "pushNotificationConfigId": d.id}),
             Call::DeletePushConfig(d) => with_tenant(json!({"taskId": d.task_id, "id": d.id}), &d.tenant),
+            Call::GetExtendedAgentCard { tenant } => with_tenant(json!({}), &tenant.map(str::to_string)),
         }
     }
 
@@ -255,6 +262,12 @@ pub mod rest {
                     &d.task_id,
                     &format!("/pushNotificationConfigs/{}", utf8_percent_encode(&d.id, SEGMENT)),
                 ),
+                vec![],
+                None,
+            ),
+            Call::GetExtendedAgentCard { tenant } => (
+                Method::GET,
+                format!("{}/extendedAgentCard", tenant_prefix(*tenant)),
                 vec![],
                 None,
             ),
@@ -412,6 +425,13 @@ mod tests {
         );
         let rpc_send = jsonrpc::request(&Call::SendStreamingMessage(&send), ProtocolVersion::V1_0, 1).unwrap();
         assert_eq!(rpc_send.body.unwrap()["params"]["tenant"], "acme");
+        let card = Call::GetExtendedAgentCard { tenant: Some("acme") };
+        assert_eq!(rest::request(&card, Method::GET).path, "/acme/extendedAgentCard");
+        let rpc_card = jsonrpc::request(&card, ProtocolVersion::V1_0, 2).unwrap();
+        assert_eq!(rpc_card.body.unwrap()["params"], json!({"tenant": "acme"}));
+        let old_card =
+            jsonrpc::request(&Call::GetExtendedAgentCard { tenant: None }, ProtocolVersion::V0_3, 3).unwrap();
+        assert_eq!(old_card.body.unwrap()["method"], "agent/getAuthenticatedExtendedCard");
     }
 
     #[test]

@@ -87,9 +87,10 @@ pub struct ConnArgs {
     /// Send credentials over plain http to a host that is not loopback (to every --agent given).
     #[arg(long, global = true)]
     pub allow_insecure_http: bool,
-    /// Timeout in seconds for calls that are not streams.
-    #[arg(long, global = true, default_value_t = 30.0)]
-    pub timeout: f64,
+    /// Timeout in seconds for calls that are not streams [default: 30; for `status`, 3 for the
+    /// whole round].
+    #[arg(long, global = true, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,10 @@ pub enum Command {
         /// Print the card as JSON (1.0 shape).
         #[arg(long)]
         json: bool,
+        /// Fetch the authenticated extended card instead, with the configured credential (only
+        /// where the card offers one).
+        #[arg(long)]
+        extended: bool,
     },
     /// List tasks (ListTasks, every page).
     List {
@@ -122,7 +127,11 @@ pub enum Command {
     /// Send a message that starts a task; prints NDJSON.
     Send {
         url: String,
-        text: String,
+        /// The message's text (needed unless --data or --file is given).
+        #[arg(required_unless_present_any = ["data", "file"])]
+        text: Option<String>,
+        #[command(flatten)]
+        parts: PartArgs,
         #[arg(long)]
         context: Option<String>,
         /// Stream every event as NDJSON until the task is terminal or interrupted.
@@ -143,9 +152,17 @@ pub enum Command {
         /// How many history messages to ask for.
         #[arg(long)]
         history: Option<u32>,
-        /// Print the task as JSON (1.0 shape).
+        /// Print the task as JSON (1.0 shape); with --save-artifacts, the files written.
         #[arg(long)]
         json: bool,
+        /// Write the task's artifacts into DIR (made if missing) and say what was written, instead
+        /// of printing the task: text parts as .txt, data parts as .json, file parts as their bytes;
+        /// URL parts are listed, not fetched.
+        #[arg(long, value_name = "DIR")]
+        save_artifacts: Option<PathBuf>,
+        /// With --save-artifacts: replace files of the same name instead of adding a suffix.
+        #[arg(long, requires = "save_artifacts")]
+        force: bool,
     },
     /// Cancel a task.
     Cancel { url: String, task_id: String },
@@ -174,6 +191,48 @@ pub enum Command {
         #[command(flatten)]
         screen: ScreenArgs,
     },
+    /// One line for a shell prompt or a tmux status bar: how many tasks wait for an answer,
+    /// failed, or are at work, from one ListTasks round per agent. Nothing when all is quiet.
+    /// Exit 1 when an agent could not be read (the line says so).
+    Status(StatusArgs),
+    /// Print a completion script for SHELL to stdout (see the README for where to put it).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff) to stdout.
+    Man,
+}
+
+/// The parts a message carries besides its text (spec section 4.5, Part).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PartArgs {
+    /// A data part: a JSON value (repeatable).
+    #[arg(long, value_name = "JSON")]
+    pub data: Vec<String>,
+    /// A file part: the file's bytes (base64 on the wire), its name and a media type guessed
+    /// from its extension (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub file: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// An agent, `[NAME=]URL` (repeatable), as for the dashboard.
+    #[arg(long = "agent", value_name = "[NAME=]URL")]
+    pub agents: Vec<String>,
+    /// The config file whose agents to count (default: the dashboard's).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = StatusFormat::Plain)]
+    pub format: StatusFormat,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusFormat {
+    /// `◆ 2 waiting · ✖ 1 failed`
+    Plain,
+    /// The plain line with `#[fg=...]` colours for tmux's status-right.
+    Tmux,
+    /// `{"waiting":2,"failed":1,"working":0,"unreachable":0,"agents":2}`
+    Json,
 }
 
 // A struct of its own, unlike the other commands' fields: `reply` has too many to pass one by one.
@@ -181,9 +240,12 @@ pub enum Command {
 pub struct ReplyArgs {
     pub url: String,
     pub task_id: String,
-    /// The answer, as text (needed unless an interaction flag is given).
-    #[arg(required_unless_present_any = ["approve", "deny", "connected", "value"])]
+    /// The answer, as text (needed unless an interaction flag, --data or --file is given).
+    #[arg(required_unless_present_any = ["approve", "deny", "connected", "value", "data", "file"])]
     pub text: Option<String>,
+    /// Parts sent with the text answer; not with an interaction flag.
+    #[command(flatten)]
+    pub parts: PartArgs,
     /// Approve the held tool call (interactions/v1 approval).
     #[arg(long, group = "interaction")]
     pub approve: bool,

@@ -3,16 +3,32 @@
 use serde::Serialize;
 
 use super::Error;
-use super::args::{ConnArgs, ReplyArgs};
-use super::{follow, out, print};
+use super::args::{ConnArgs, PartArgs, ReplyArgs};
+use super::parts::message_parts;
+use super::{artifacts, follow, out, print};
 use crate::a2a::client::{Listing, MAX_PAGES};
 use crate::a2a::interactions::{self, Answer, Interaction};
-use crate::a2a::{Client, ListTasksRequest, Message, Part, SendMessageRequest, StreamResponse, Task, TaskState};
+use crate::a2a::{Client, ListTasksRequest, Message, SendMessageRequest, StreamResponse, Task, TaskState};
 use crate::ndjson::{self, EventLine, TaskLine};
 
-/// `card`: the resolved agent card, summed up or as JSON.
-pub async fn card(conn: &ConnArgs, url: &str, json: bool) -> Result<(), Error> {
-    let client = conn.connect(url).await?;
+/// `card`: the resolved agent card, summed up or as JSON; with `extended`, the authenticated
+/// extended card in its place (spec section 3.1.11), where the card offers one.
+pub async fn card(conn: &ConnArgs, url: &str, json: bool, extended: bool) -> Result<(), Error> {
+    let mut client = conn.connect(url).await?;
+    if extended {
+        if !client.card.has_extended_card() {
+            return Err(Error::Failed(format!(
+                "{}: the card offers no extended card (capabilities.extendedAgentCard, 0.3 \
+                 supportsAuthenticatedExtendedCard); nothing fetched",
+                crate::text::one_line(&client.name)
+            )));
+        }
+        client.card = client.extended_card().await?;
+        client.card_source = format!(
+            "GetExtendedAgentCard of {}",
+            crate::a2a::auth::shown_url(&client.endpoint.url)
+        );
+    }
     show(json, &client.card, || print::card_summary(&client));
     Ok(())
 }
@@ -52,13 +68,16 @@ pub async fn list(
 pub async fn send(
     conn: &ConnArgs,
     url: &str,
-    text: String,
+    text: Option<String>,
+    parts: &PartArgs,
     context: Option<String>,
     follow: bool,
     no_wait: bool,
 ) -> Result<(), Error> {
+    // Read the files before connecting: a missing one is the user's to mend, not the agent's.
+    let parts = message_parts(text, parts)?;
     let client = conn.connect(url).await?;
-    let mut message = Message::user(vec![Part::text(text)]);
+    let mut message = Message::user(parts);
     message.context_id = context;
     let req = if no_wait {
         SendMessageRequest::without_waiting(message)
@@ -74,6 +93,7 @@ pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
         url,
         task_id,
         text,
+        parts,
         approve,
         deny,
         connected,
@@ -82,8 +102,6 @@ pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
         follow,
         force,
     } = args;
-    let client = conn.connect(&url).await?;
-    let task = client.get_task(&task_id, Some(0)).await?;
     let answer = match (approve, deny, connected, value) {
         (true, _, _, _) => Some(Answer::Approved(true)),
         (_, true, _, _) => Some(Answer::Approved(false)),
@@ -91,7 +109,23 @@ pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
         (_, _, _, Some(v)) => Some(Answer::Value(v)),
         _ => None,
     };
-    let message = reply_message(&task, text, answer, message_id, force)?;
+    if answer.is_some() && !(parts.data.is_empty() && parts.file.is_empty()) {
+        return Err(Error::Usage(
+            "--data and --file go with a text answer, not with --approve, --deny, --connected or --value".into(),
+        ));
+    }
+    let has_text = text.is_some();
+    let extra = message_parts(None, &parts)?;
+    let client = conn.connect(&url).await?;
+    let task = client.get_task(&task_id, Some(0)).await?;
+    let mut message = reply_message(&task, text, answer, message_id, force)?;
+    if !extra.is_empty() {
+        // Without text, the answer is the parts alone, not an empty text part before them.
+        if !has_text {
+            message.parts.retain(|p| p.as_text().is_none_or(|t| !t.is_empty()));
+        }
+        message.parts.extend(extra);
+    }
     deliver(
         &client,
         &SendMessageRequest {
@@ -104,11 +138,25 @@ pub async fn reply(conn: &ConnArgs, args: ReplyArgs) -> Result<(), Error> {
     .await
 }
 
-/// `get`: one task, in detail or as JSON.
-pub async fn get(conn: &ConnArgs, url: &str, task_id: &str, history: Option<u32>, json: bool) -> Result<(), Error> {
+/// `get`: one task, in detail or as JSON; with `save_to`, its artifacts written as files and
+/// what was written said instead.
+pub async fn get(
+    conn: &ConnArgs,
+    url: &str,
+    task_id: &str,
+    history: Option<u32>,
+    json: bool,
+    save_to: Option<(&std::path::Path, bool)>,
+) -> Result<(), Error> {
     let client = conn.connect(url).await?;
     let task = client.get_task(task_id, history).await?;
-    show(json, &task, || print::task_detail(&task));
+    match save_to {
+        Some((dir, force)) => {
+            let saved = artifacts::save(&task.artifacts, dir, force)?;
+            show(json, &saved, || saved.describe());
+        }
+        None => show(json, &task, || print::task_detail(&task)),
+    }
     Ok(())
 }
 

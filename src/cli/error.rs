@@ -26,7 +26,12 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
-    /// The terminal, or the ports the demo binds.
+    /// What the agents could not do that no flag mends: no extended card on offer, agents that
+    /// `status` could not read.
+    #[error("{0}")]
+    Failed(String),
+
+    /// The terminal, the ports the demo binds, the files `get --save-artifacts` writes.
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 
@@ -45,7 +50,7 @@ impl Error {
             | Error::Theme(_)
             | Error::Keys(_)
             | Error::Usage(_) => 2,
-            Error::Protocol(_) | Error::Io { .. } | Error::Recording(_) => 1,
+            Error::Protocol(_) | Error::Failed(_) | Error::Io { .. } | Error::Recording(_) => 1,
         }
     }
 }

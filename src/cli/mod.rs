@@ -7,16 +7,20 @@
 //! front ends in `dashboard` and `headless`, and the app's errors with their exit codes in `error`.
 
 mod args;
+mod artifacts;
 mod commands;
+mod conventions;
 mod dashboard;
 mod demo;
 mod error;
 mod follow;
 mod headless;
 mod out;
+mod parts;
 mod print;
 mod replay;
 mod specs;
+mod status;
 
 use std::process::ExitCode;
 
@@ -75,7 +79,7 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         return watch(conn, &cli.watch).await;
     };
     match command {
-        Command::Card { url, json } => commands::card(conn, &url, json).await,
+        Command::Card { url, json, extended } => commands::card(conn, &url, json, extended).await,
         Command::List {
             url,
             context,
@@ -85,17 +89,23 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
         Command::Send {
             url,
             text,
+            parts,
             context,
             follow,
             no_wait,
-        } => commands::send(conn, &url, text, context, follow, no_wait).await,
+        } => commands::send(conn, &url, text, &parts, context, follow, no_wait).await,
         Command::Reply(args) => commands::reply(conn, args).await,
         Command::Get {
             url,
             task_id,
             history,
             json,
-        } => commands::get(conn, &url, &task_id, history, json).await,
+            save_artifacts,
+            force,
+        } => {
+            let save_to = save_artifacts.as_deref().map(|dir| (dir, force));
+            commands::get(conn, &url, &task_id, history, json, save_to).await
+        }
         Command::Cancel { url, task_id } => commands::cancel(conn, &url, &task_id).await,
         Command::ServeDemo { base_port, delay } => {
             let token = conn.token.as_ref().map_or("demo-token", |t| t.expose()).to_string();
@@ -107,6 +117,12 @@ pub async fn run(cli: Cli) -> Result<(), Error> {
             screen,
         } => demo::run(base_port, delay, &screen).await,
         Command::Replay(args) => replay::run(args, cli.watch.config.as_deref()).await,
+        Command::Status(args) => status::status(conn, args, cli.watch).await,
+        Command::Completions { shell } => {
+            conventions::completions(shell);
+            Ok(())
+        }
+        Command::Man => conventions::man(),
     }
 }
 

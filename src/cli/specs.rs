@@ -13,11 +13,20 @@ use crate::push::{Push, PushError, PushSettings};
 use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
 
+/// `--timeout` when not given, for every command but `status`.
+const REQUEST_TIMEOUT: f64 = 30.0;
+
 impl ConnArgs {
-    pub fn options(&self) -> Result<ClientOptions, Error> {
-        if !(self.timeout > 0.0 && self.timeout.is_finite()) {
+    /// `--timeout`, or `default` when not given; checked.
+    pub fn timeout_or(&self, default: f64) -> Result<Duration, Error> {
+        let seconds = self.timeout.unwrap_or(default);
+        if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(Error::Usage("--timeout must be a positive number of seconds".into()));
         }
+        Ok(Duration::from_secs_f64(seconds))
+    }
+
+    pub fn options(&self) -> Result<ClientOptions, Error> {
         Ok(ClientOptions {
             name: self.name.clone(),
             binding: self.binding.map(|b| match b {
@@ -27,7 +36,7 @@ impl ConnArgs {
             token: self.token.clone(),
             headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
             allow_insecure_http: self.allow_insecure_http,
-            request_timeout: Duration::from_secs_f64(self.timeout),
+            request_timeout: self.timeout_or(REQUEST_TIMEOUT)?,
             ..ClientOptions::default()
         })
     }

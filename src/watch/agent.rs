@@ -104,6 +104,20 @@ async fn resolve(credential: Credential, command_timeout: Duration) -> Result<Op
     }
 }
 
+impl AgentSpec {
+    /// The options to connect with, the credential resolved (its `token_command` run); also for
+    /// commands that read an agent once (`status`).
+    pub async fn client_options(&self, command_timeout: Duration) -> Result<crate::a2a::ClientOptions, Health> {
+        let mut options = self.client.clone();
+        options.name = self.name.clone().or(options.name);
+        if let Some(token) = resolve(self.credential.clone(), command_timeout).await? {
+            options.token = Some(token);
+            options.token_shared = matches!(self.credential, Credential::Shared(_));
+        }
+        Ok(options)
+    }
+}
+
 /// Runs a `token_command` in a process group of its own, so that on timeout everything it
 /// started is stopped, not only the shell. Its output may hold the secret: only its status is
 /// ever shown.
@@ -214,12 +228,7 @@ impl AgentWatcher {
     }
 
     async fn connect(&self) -> Result<Client, Health> {
-        let mut options = self.spec.client.clone();
-        options.name = self.spec.name.clone().or(options.name);
-        if let Some(token) = resolve(self.spec.credential.clone(), self.opts.token_command_timeout).await? {
-            options.token = Some(token);
-            options.token_shared = matches!(self.spec.credential, Credential::Shared(_));
-        }
+        let options = self.spec.client_options(self.opts.token_command_timeout).await?;
         let http = match &self.http {
             Some(h) => h.clone(),
             None => crate::a2a::client::http_client(options.connect_timeout)

@@ -1,7 +1,9 @@
 mod answers;
 mod bursts;
 mod cli;
+mod client_parts;
 mod configs;
+mod conventions;
 mod demo_client;
 mod demo_wire;
 mod discovery;
