@@ -264,7 +264,9 @@ impl<'a> Reading<'a> {
             .find_map(Value::as_bool);
         match found {
             Some(approved) => Ok(approved),
-            None if self.data.is_none() && self.extension.is_none() => Err(ApiError::unsupported(
+            // The request is well formed but its params cannot answer this question: invalid
+            // params (-32602), not an operation the agent lacks (issue 13).
+            None if self.data.is_none() && self.extension.is_none() => Err(ApiError::invalid_params(
                 "a text reply cannot approve: answer with approved: true or false",
             )),
             None => Err(ApiError::invalid_params(
@@ -376,7 +378,7 @@ mod tests {
         let approval = start("approval: open it");
         assert_eq!(open(&approval).1["kind"], "approval");
         let refused = reply(&approval, text("yes")).err().unwrap();
-        assert_eq!(refused.kind, ErrorKind::UnsupportedOperation);
+        assert_eq!(refused.kind, ErrorKind::InvalidParams);
         let stale = Message {
             metadata: Some(Map::from_iter([(
                 INTERACTIONS_EXTENSION.to_string(),

@@ -174,7 +174,7 @@ async fn interactions_are_answered_from_the_command_line() {
     // the task keeps waiting.
     let text = run(&["reply", url, &task, "yes", "--force"], &[]).await;
     assert_eq!(text.status.code(), Some(1));
-    assert!(stderr(&text).contains("UnsupportedOperation"), "{}", stderr(&text));
+    assert!(stderr(&text).contains("InvalidParams"), "{}", stderr(&text));
     let approved = run(
         &["reply", url, &task, "--approve", "--message-id", "answer-1", "--follow"],
         &[],

@@ -196,7 +196,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     let boxed = d.app.answer().unwrap();
     assert_eq!(boxed.text(), "yes, go ahead");
     assert!(
-        boxed.error.as_ref().unwrap().contains("UnsupportedOperation"),
+        boxed.error.as_ref().unwrap().contains("InvalidParams"),
         "{:?}",
         boxed.error
     );
