@@ -179,6 +179,7 @@ impl Taps {
                 listen,
                 http: http.clone(),
                 events: events.clone(),
+                backlog: Default::default(),
             });
             tasks.spawn(serve(b.listener, tap));
         }

@@ -2,9 +2,13 @@
 //! ListTasks and CancelTask, and the frames of SendStreamingMessage and SubscribeToTask, decoded
 //! with the client's own decoders (both bindings, 1.0 and 0.3). Runs beside the proxy, one task
 //! per exchange fed by an unbounded queue: awaiting the store here never holds up the planner.
+//! What the observers hold unread is bounded per tap (`Backlog`): past it an exchange is no
+//! longer observed, so a store that takes nothing cannot make the tap keep the planner's traffic.
 //! Anything that does not decode (errors, push configs, cards) makes no event.
 
 use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
@@ -21,6 +25,84 @@ use crate::event::{self, AgentId, Event};
 
 /// A response body larger than this is passed on but not decoded.
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// What one tap's observers may hold unread, across its exchanges.
+pub(super) const BACKLOG_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The bytes one tap's observers hold unread.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Backlog(Arc<AtomicUsize>);
+
+impl Backlog {
+    fn take(&self, n: usize) {
+        self.0.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The proxy's end of one exchange's queue: hands each chunk on unless the backlog is full or
+/// the observer gone, and from then on nothing more (the observer sees its queue end there; what
+/// it decoded stands).
+pub(super) struct Tee {
+    to: Option<mpsc::UnboundedSender<Bytes>>,
+    backlog: Backlog,
+}
+
+impl Tee {
+    pub fn send(&mut self, chunk: &Bytes) {
+        let Some(to) = &self.to else { return };
+        let n = chunk.len();
+        let held = self.backlog.0.fetch_add(n, Ordering::Relaxed) + n;
+        if held > BACKLOG_LIMIT || to.send(chunk.clone()).is_err() {
+            self.backlog.take(n);
+            self.to = None;
+        }
+    }
+}
+
+/// The observer's end: each chunk leaves the backlog as it is read, and what is left unread
+/// when the observer stops leaves it then.
+pub(super) struct Queue {
+    rx: mpsc::UnboundedReceiver<Bytes>,
+    backlog: Backlog,
+}
+
+impl Queue {
+    async fn next(&mut self) -> Option<Bytes> {
+        let chunk = self.rx.recv().await?;
+        self.backlog.take(chunk.len());
+        Some(chunk)
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        self.rx.close();
+        while let Ok(chunk) = self.rx.try_recv() {
+            self.backlog.take(chunk.len());
+        }
+    }
+}
+
+/// One exchange's queue, counted in the tap's backlog.
+pub(super) fn queue(backlog: &Backlog) -> (Tee, Queue) {
+    let (to, rx) = mpsc::unbounded_channel();
+    let tee = Tee {
+        to: Some(to),
+        backlog: backlog.clone(),
+    };
+    (
+        tee,
+        Queue {
+            rx,
+            backlog: backlog.clone(),
+        },
+    )
+}
 
 /// One request of the planner and what is known of its response before the body.
 pub(super) struct Exchange {
@@ -71,12 +153,12 @@ fn binding(ex: &Exchange) -> Binding {
 }
 
 /// Reads the response as it is passed on and hands its tasks and events to the store.
-pub(super) async fn observe(ex: Exchange, chunks: mpsc::UnboundedReceiver<Bytes>, events: event::Sender) {
+pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) {
     let binding = binding(&ex);
     // The request is not kept while a stream lasts.
     let Exchange { agent, status, sse, .. } = ex;
-    let chunks = futures::stream::unfold(chunks, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    let chunks = futures::stream::unfold(chunks, |mut queue| async move {
+        queue.next().await.map(|b| (Ok::<_, Infallible>(b), queue))
     });
     if sse {
         let decode = match binding {
@@ -148,6 +230,25 @@ fn as_events(agent: AgentId, event: StreamResponse) -> Vec<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store that takes nothing fills the backlog to its limit and no further: the exchange is
+    /// then no longer observed; what was queued leaves the backlog when its observer stops.
+    #[test]
+    fn the_backlog_is_bounded_and_given_back() {
+        let backlog = Backlog::default();
+        let (mut tee, queue) = queue(&backlog);
+        let mib = Bytes::from(vec![b'x'; 1 << 20]);
+        for _ in 0..(BACKLOG_LIMIT >> 20) + 10 {
+            tee.send(&mib);
+        }
+        assert_eq!(backlog.held(), BACKLOG_LIMIT, "full, and no further");
+        assert!(tee.to.is_none(), "the exchange is no longer observed");
+        let (mut other, _its_queue) = super::queue(&backlog);
+        other.send(&mib);
+        assert!(other.to.is_none(), "the limit is the tap's, across exchanges");
+        drop(queue);
+        assert_eq!(backlog.held(), 0, "what was unread is given back");
+    }
 
     fn exchange(method: Method, path: &str, request: &str) -> Exchange {
         Exchange {

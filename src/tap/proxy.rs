@@ -14,7 +14,6 @@ use futures::StreamExt;
 use http::header::{self, HeaderMap, HeaderName};
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
-use tokio::sync::mpsc;
 use url::Url;
 
 use super::{card, observe};
@@ -33,6 +32,8 @@ pub(super) struct Tap {
     pub listen: Option<SocketAddr>,
     pub http: reqwest::Client,
     pub events: event::Sender,
+    /// What this tap's observers hold unread.
+    pub backlog: observe::Backlog,
 }
 
 /// The engine's HTTP stack, minus what a client does for itself: redirects go back to the planner
@@ -159,7 +160,7 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("text/event-stream"));
-    let (tee, chunks) = mpsc::unbounded_channel();
+    let (mut tee, chunks) = observe::queue(&tap.backlog);
     let exchange = observe::Exchange {
         agent: tap.agent,
         method: parts.method,
@@ -170,9 +171,9 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
     };
     tokio::spawn(observe::observe(exchange, chunks, tap.events.clone()));
     let stream = upstream.bytes_stream().map(move |chunk| {
+        // A full backlog or a gone observer never stops the planner's response.
         if let Ok(bytes) = &chunk {
-            // A gone observer (the store stopped) never stops the planner's response.
-            let _ = tee.send(bytes.clone());
+            tee.send(bytes);
         }
         chunk
     });
