@@ -166,6 +166,17 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// What a task's own event says, as the store takes it: a whole task is a snapshot, anything
+    /// else an update (a stream, a push delivery, a tapped exchange).
+    pub fn from_stream(agent: AgentId, event: StreamResponse, seen: Timestamp) -> Event {
+        match event {
+            StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
+            event => Event::Update { agent, event, seen },
+        }
+    }
+}
+
 /// Requests from the front end to one agent's task.
 #[derive(Debug, Clone)]
 pub enum Command {

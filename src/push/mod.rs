@@ -299,11 +299,7 @@ async fn deliver(
     }
     let ended = push.ended_wake(agent, &event);
     let seen = Timestamp::now();
-    let event = match event {
-        StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
-        event => Event::Update { agent, event, seen },
-    };
-    if events.send(event).await.is_err() {
+    if events.send(Event::from_stream(agent, event, seen)).await.is_err() {
         return StatusCode::SERVICE_UNAVAILABLE;
     }
     // After the store has the delivery: the watcher's GetTask then only confirms it.

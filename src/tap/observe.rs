@@ -219,12 +219,10 @@ fn as_events(agent: AgentId, event: StreamResponse) -> Vec<Event> {
     let Some(task) = event.named_task().map(str::to_string) else {
         return Vec::new();
     };
-    let tapped = Event::Tapped { agent, task, seen };
-    let event = match event {
-        StreamResponse::Task(task) => Event::Snapshot { agent, task, seen },
-        event => Event::Update { agent, event, seen },
-    };
-    vec![tapped, event]
+    vec![
+        Event::Tapped { agent, task, seen },
+        Event::from_stream(agent, event, seen),
+    ]
 }
 
 #[cfg(test)]
