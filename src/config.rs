@@ -170,7 +170,7 @@ pub enum ConfigError {
 /// What is wrong with one `[[agent]]` table.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentProblem {
-    #[error("binding {0:?}: expected jsonrpc or rest")]
+    #[error("binding {0:?}: expected jsonrpc, rest or grpc")]
     Binding(String),
     #[error("poll_interval must be a positive number of seconds")]
     PollInterval,
@@ -206,6 +206,7 @@ pub fn parse_binding(s: &str) -> Result<Binding, AgentProblem> {
     match s.to_ascii_lowercase().as_str() {
         "jsonrpc" | "json-rpc" => Ok(Binding::JsonRpc),
         "rest" | "http+json" | "http_json" => Ok(Binding::Rest),
+        "grpc" => Ok(Binding::Grpc),
         other => Err(AgentProblem::Binding(other.to_string())),
     }
 }
@@ -310,7 +311,7 @@ mod tests {
         let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"grpc\"\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("expected jsonrpc or rest"), "{err}");
+        assert!(err.contains("expected jsonrpc, rest or grpc"), "{err}");
         let err = Config::parse(
             "[[agent]]\nurl = \"h\"\ntoken = \"a\"\ntoken_env = \"B\"\n",
             Path::new("c.toml"),

@@ -336,6 +336,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON, which people call REST.
     Rest,
+    /// gRPC (spec section 10), 1.0 only.
+    Grpc,
 }
 
 impl Binding {
@@ -343,6 +345,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::Rest => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
         }
     }
 
@@ -350,6 +353,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSON-RPC",
             Binding::Rest => "HTTP+JSON",
+            Binding::Grpc => "gRPC",
         }
     }
 
@@ -357,6 +361,7 @@ impl Binding {
         match name.to_ascii_uppercase().as_str() {
             "JSONRPC" | "JSON-RPC" => Some(Binding::JsonRpc),
             "HTTP+JSON" | "REST" | "HTTP_JSON" => Some(Binding::Rest),
+            "GRPC" => Some(Binding::Grpc),
             _ => None,
         }
     }
@@ -402,8 +407,8 @@ impl Interface {
     pub fn supported(&self) -> Option<(Binding, ProtocolVersion)> {
         let binding = Binding::parse(&self.binding_name)?;
         let version = ProtocolVersion::parse(&self.version_name)?;
-        // 0.3 REST differed per SDK (docs/protocol-notes.md, "0.3 compatibility"): we speak 0.3
-        // over JSON-RPC only.
+        // 0.3 REST differed per SDK (docs/protocol-notes.md, "0.3 compatibility"), and 0.3 gRPC
+        // is another proto package: we speak 0.3 over JSON-RPC only.
         (version == ProtocolVersion::V1_0 || binding == Binding::JsonRpc).then_some((binding, version))
     }
 }
@@ -540,7 +545,9 @@ mod tests {
     #[test]
     fn interfaces_keep_card_order_and_skip_unknown_bindings() {
         let card: AgentCard = serde_json::from_value(json!({"supportedInterfaces":[
-            {"url":"grpc://h","protocolBinding":"GRPC","protocolVersion":"1.0"},
+            {"url":"wss://h","protocolBinding":"https://example.com/bindings/websocket","protocolVersion":"1.0"},
+            {"url":"h:1","protocolBinding":"GRPC","protocolVersion":"0.3"},
+            {"url":"h:1","protocolBinding":"GRPC","protocolVersion":"1.0"},
             {"url":"http://h/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0.0"},
             {"url":"http://h/","protocolBinding":"JSONRPC","protocolVersion":"1.0"}],
             "url":"http://h/","protocolVersion":"0.3.0"}))
@@ -549,9 +556,11 @@ mod tests {
         assert_eq!(
             supported,
             vec![
+                (Binding::Grpc, ProtocolVersion::V1_0),
                 (Binding::Rest, ProtocolVersion::V1_0),
                 (Binding::JsonRpc, ProtocolVersion::V1_0)
-            ]
+            ],
+            "a custom binding and 0.3 gRPC are skipped"
         );
     }
 

@@ -1,6 +1,6 @@
 //! One client type for every agent, whichever binding and version it speaks. The wire adapters
 //! in `wire` say how an operation looks; this file sends it: headers, credentials, timeouts,
-//! status handling and SSE.
+//! status handling and SSE. gRPC (`grpc`) carries the same headers as metadata.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +17,7 @@ use super::auth::{self, CardAuth, Given, Placement, Secret, Token, TokenSource};
 use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
+use super::grpc;
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
     GetTaskRequest, ListTasksRequest, ListTasksResponse, PushConfig, PushConfigId, SendMessageRequest, StreamResponse,
@@ -153,6 +154,8 @@ pub struct Client {
     frame_limit: usize,
     request_timeout: Duration,
     next_id: AtomicU64,
+    /// The gRPC connection, when the endpoint is gRPC.
+    grpc: Option<grpc::Link>,
 }
 
 impl std::fmt::Debug for Client {
@@ -207,6 +210,16 @@ pub(crate) fn system_proxy_except_loopback() -> reqwest::Proxy {
 /// An https URL and an http one never are, so a redirect cannot downgrade a credential.
 pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
     a.origin() == b.origin()
+}
+
+/// May a credential for the agent whose card came from `card` go to `endpoint`? Only within the
+/// card's origin; gRPC, an HTTP/2 server of its own, listens on a port of its own (the SDKs serve
+/// it beside the card's HTTP server), so for gRPC the card's host suffices, never a weaker scheme.
+fn trusted_destination(card: &Url, endpoint: &Endpoint) -> bool {
+    same_origin(card, &endpoint.url)
+        || (endpoint.binding == Binding::Grpc
+            && card.host() == endpoint.url.host()
+            && (card.scheme() == endpoint.url.scheme() || endpoint.url.scheme() == "https"))
 }
 
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
@@ -300,7 +313,7 @@ impl Client {
         }
         // The card names where requests go; a credential goes only to the origin the user named
         // (a card file names its interfaces itself, as the user chose it).
-        let other_origin = base.as_ref().filter(|b| !same_origin(b, &endpoint.url)).map(|b| {
+        let other_origin = base.as_ref().filter(|b| !trusted_destination(b, &endpoint)).map(|b| {
             format!(
                 "the card at {} sends requests to {}, another origin; a credential goes only to \
                  the origin you named (to trust that card, save it to a file and point at the file)",
@@ -309,6 +322,10 @@ impl Client {
             )
         });
         let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
+        let grpc = match endpoint.binding {
+            Binding::Grpc => Some(grpc::Link::new(&endpoint.url, opts.connect_timeout)?),
+            _ => None,
+        };
         let client = Client {
             http,
             auth: auth::card_auth(&card),
@@ -325,6 +342,7 @@ impl Client {
             frame_limit: opts.frame_limit,
             request_timeout: opts.request_timeout,
             next_id: AtomicU64::new(1),
+            grpc,
         };
         client.check_destination(client.credential().is_some() || client.extra_headers().is_some())?;
         Ok(client)
@@ -441,14 +459,18 @@ impl Client {
             tenant: self.endpoint.tenant.clone(),
         };
         let call = Call::DeletePushConfig(&req);
+        if self.grpc.is_some() {
+            // The reply is google.protobuf.Empty (spec section 10.4.10).
+            return self.unary::<serde_json::Value>(call).await.map(drop);
+        }
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
         let body = read_body(resp, call.name(), ERROR_BODY_LIMIT).await?;
         match (self.endpoint.binding, (200..300).contains(&status)) {
             (Binding::JsonRpc, false) => Err(jsonrpc_failure(status, call.name(), &body)),
             (Binding::JsonRpc, true) => wire::jsonrpc::decode_empty(call.name(), &body),
-            (Binding::Rest, true) => Ok(()),
-            (Binding::Rest, false) => Err(wire::rest::error_from_body(status, call.name(), &body)),
+            (_, false) => Err(wire::rest::error_from_body(status, call.name(), &body)),
+            (_, true) => Ok(()),
         }
     }
 
@@ -480,6 +502,7 @@ impl Client {
                 self.next_id.fetch_add(1, Ordering::Relaxed),
             ),
             Binding::Rest => Ok(wire::rest::request(call, subscribe_method)),
+            Binding::Grpc => unreachable!("gRPC calls go through `grpc`, never over HTTP"),
         }
     }
 
@@ -494,20 +517,14 @@ impl Client {
             url.query_pairs_mut()
                 .extend_pairs(wire.query.iter().map(|(k, v)| (*k, v.as_str())));
         }
-        // Read once: a refresh landing between the destination check and the send must not put
-        // a credential on a request the check let through without one.
-        let token = self.credential();
-        let headers = self.extra_headers();
-        self.check_destination(token.is_some() || headers.is_some())?;
-        let mut req = self.http.request(wire.method, url);
-        if let Some(headers) = headers {
-            req = req.headers(headers.clone());
+        let carried = self.carried(call)?;
+        let mut req = self.http.request(wire.method, url).headers(carried.headers);
+        if let Some((name, token)) = carried.query {
+            req = req.query(&[(name.as_str(), token.expose())]);
         }
-        // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
-        req = req.header("A2A-Version", self.endpoint.version.label());
         let content_type = match self.endpoint.binding {
             Binding::JsonRpc => "application/json",
-            Binding::Rest => "application/a2a+json",
+            _ => "application/a2a+json",
         };
         req = req.header(
             "Accept",
@@ -520,13 +537,34 @@ impl Client {
         if let Some(body) = wire.body {
             req = req.header(CONTENT_TYPE, content_type).body(body.to_string());
         }
+        if !call.is_streaming() {
+            req = req.timeout(self.request_timeout);
+        }
+        Ok(req)
+    }
+
+    /// What a request carries on any binding (as gRPC metadata too, spec section 10.2): the extra
+    /// headers, the version, the extensions and the credential; a credential the card wants in the
+    /// query is handed back apart.
+    fn carried(&self, call: &Call<'_>) -> Result<Carried> {
+        // Read once: a refresh landing between the destination check and the send must not put
+        // a credential on a request the check let through without one.
+        let token = self.credential();
+        let extra = self.extra_headers();
+        self.check_destination(token.is_some() || extra.is_some())?;
+        let mut headers = extra.cloned().unwrap_or_default();
+        // MUST on every request (spec section 3.6.1); a missing header means 0.3 (section 3.6.2).
+        headers.append("a2a-version", HeaderValue::from_static(self.endpoint.version.label()));
         let extensions = self.requested_extensions(call).join(", ");
         if !extensions.is_empty() {
-            req = req.header("A2A-Extensions", &extensions);
+            let value = HeaderValue::try_from(&extensions)
+                .map_err(|_| Error::Input(format!("extension URIs {extensions:?} are not a valid header value")))?;
             if self.endpoint.version == ProtocolVersion::V0_3 {
-                req = req.header("X-A2A-Extensions", &extensions);
+                headers.append("x-a2a-extensions", value.clone());
             }
+            headers.append("a2a-extensions", value);
         }
+        let mut query = None;
         if let Some(token) = token {
             let secret = |v: String| {
                 let mut value = HeaderValue::try_from(v).map_err(|_| {
@@ -535,21 +573,28 @@ impl Client {
                 value.set_sensitive(true);
                 Ok::<_, Error>(value)
             };
-            req = match self.placement() {
-                Placement::Bearer => req.header(AUTHORIZATION, secret(format!("Bearer {}", token.expose()))?),
-                Placement::Basic => req.header(
+            let header = match self.placement() {
+                Placement::Bearer => Some((AUTHORIZATION, secret(format!("Bearer {}", token.expose()))?)),
+                Placement::Basic => Some((
                     AUTHORIZATION,
                     secret(format!("Basic {}", auth::basic_credentials(&token)))?,
-                ),
-                Placement::Header(name) => req.header(name.as_str(), secret(token.expose().to_string())?),
-                Placement::Query(name) => req.query(&[(name.as_str(), token.expose())]),
-                Placement::Cookie(name) => req.header(COOKIE, secret(format!("{name}={}", token.expose()))?),
+                )),
+                Placement::Header(name) => {
+                    let name = HeaderName::try_from(name.as_str())
+                        .map_err(|_| Error::Input(format!("the card's header name {name:?} is not valid")))?;
+                    Some((name, secret(token.expose().to_string())?))
+                }
+                Placement::Cookie(name) => Some((COOKIE, secret(format!("{name}={}", token.expose()))?)),
+                Placement::Query(name) => {
+                    query = Some((name, token));
+                    None
+                }
             };
+            if let Some((name, value)) = header {
+                headers.append(name, value);
+            }
         }
-        if !call.is_streaming() {
-            req = req.timeout(self.request_timeout);
-        }
-        Ok(req)
+        Ok(Carried { headers, query })
     }
 
     /// The credential to send: any token where the card asks for one; where it does not, only a
@@ -634,16 +679,7 @@ impl Client {
                     let scheme = v.split_whitespace().next().unwrap_or(v);
                     format!("{scheme} (from the server's WWW-Authenticate)")
                 });
-            let sent = self.sent_token();
-            return Err(Error::Unauthorized {
-                status: status.as_u16(),
-                agent: self.name.clone(),
-                asks_for: self.auth.asks_for.clone().or(challenge),
-                env_var: self.token_env_var(),
-                sent_as: sent.as_ref().map(|_| self.placement().describe()),
-                sent_from: sent.map(|t| Box::new(t.source)),
-                shared_applies: self.auth.placement.is_some(),
-            });
+            return Err(self.unauthorized(status.as_u16(), challenge));
         }
         // Overloaded or rate limited, for every call and either binding: the caller waits as
         // long as the server asks (RFC 9110 section 10.2.3), whatever the body says.
@@ -664,18 +700,69 @@ impl Client {
         Ok(resp)
     }
 
+    /// A refused credential: what the card asks for, how ours was sent, and from which setting.
+    fn unauthorized(&self, status: u16, challenge: Option<String>) -> Error {
+        let sent = self.sent_token();
+        Error::Unauthorized {
+            status,
+            agent: self.name.clone(),
+            asks_for: self.auth.asks_for.clone().or(challenge),
+            env_var: self.token_env_var(),
+            sent_as: sent.as_ref().map(|_| self.placement().describe()),
+            sent_from: sent.map(|t| Box::new(t.source)),
+            shared_applies: self.auth.placement.is_some(),
+        }
+    }
+
+    /// A gRPC call's metadata, from what every request carries.
+    fn grpc_request(&self, call: &Call<'_>, message_limit: usize) -> Result<grpc::Request> {
+        let carried = self.carried(call)?;
+        if carried.query.is_some() {
+            return Err(Error::Input(format!(
+                "{}'s card asks for the credential in the URL's query, which gRPC has no place for",
+                self.name
+            )));
+        }
+        Ok(grpc::Request {
+            metadata: tonic::metadata::MetadataMap::from_headers(carried.headers),
+            message_limit,
+        })
+    }
+
+    /// A gRPC refusal as our error; a refused credential reads as it does over HTTP.
+    fn grpc_refusal(&self, status: &tonic::Status, call: &Call<'_>) -> Error {
+        match status.code() {
+            tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => {
+                self.unauthorized(grpc::http_status(status.code()), None)
+            }
+            _ => grpc::error(status, call.name()),
+        }
+    }
+
     async fn unary<T: DeserializeOwned>(&self, call: Call<'_>) -> Result<T> {
+        if let Some(link) = &self.grpc {
+            let req = self.grpc_request(&call, BODY_LIMIT)?;
+            let reply = grpc::unary(link, &call, req, self.request_timeout).await?;
+            return reply.map_err(|status| self.grpc_refusal(&status, &call));
+        }
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
         let body = read_body(resp, call.name(), BODY_LIMIT).await?;
         match self.endpoint.binding {
             Binding::JsonRpc if !(200..300).contains(&status) => Err(jsonrpc_failure(status, call.name(), &body)),
             Binding::JsonRpc => wire::jsonrpc::decode(call.name(), &body),
-            Binding::Rest => wire::rest::decode(call.name(), status, &body),
+            _ => wire::rest::decode(call.name(), status, &body),
         }
     }
 
     async fn stream(&self, call: Call<'_>) -> Result<EventStream> {
+        if let Some(link) = &self.grpc {
+            let req = self.grpc_request(&call, self.frame_limit)?;
+            return match grpc::stream(link, &call, req).await? {
+                Ok(events) => Ok(Box::pin(events)),
+                Err(status) => Err(self.grpc_refusal(&status, &call)),
+            };
+        }
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
         let is_sse = resp
@@ -690,7 +777,7 @@ impl Client {
             let err = match self.endpoint.binding {
                 Binding::JsonRpc if !(200..300).contains(&status) => Some(jsonrpc_failure(status, call.name(), &body)),
                 Binding::JsonRpc => wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err(),
-                Binding::Rest => Some(wire::rest::error_from_body(status, call.name(), &body)),
+                _ => Some(wire::rest::error_from_body(status, call.name(), &body)),
             };
             return Err(err.unwrap_or_else(|| Error::Http {
                 status,
@@ -701,13 +788,20 @@ impl Client {
         }
         let decode = match self.endpoint.binding {
             Binding::JsonRpc => wire::jsonrpc::decode_frame,
-            Binding::Rest => wire::rest::decode_frame,
+            _ => wire::rest::decode_frame,
         };
         // A frame that does not decode is reported and skipped; the stream goes on.
         let events =
             sse::frames(resp.bytes_stream(), self.frame_limit).map(move |frame| frame.and_then(|f| decode(&f)));
         Ok(Box::pin(events))
     }
+}
+
+/// What `Client::carried` puts on a request.
+struct Carried {
+    headers: HeaderMap,
+    /// A credential the card wants in the query string: its parameter name and the secret.
+    query: Option<(String, Secret)>,
 }
 
 /// The name the user gave, if any.
@@ -774,6 +868,7 @@ fn choose_endpoint(card: &AgentCard, base: Option<&Url>, forced: Option<Binding>
             return None;
         }
         let url = match base {
+            _ if binding == Binding::Grpc => grpc::interface_url(&i.url)?,
             Some(b) => b.join(&i.url).ok()?,
             None => Url::parse(&i.url).ok()?,
         };
@@ -815,14 +910,50 @@ mod tests {
     #[test]
     fn the_first_supported_interface_wins_unless_forced() {
         let c = card(json!({"supportedInterfaces":[
-            {"url":"grpc://h:1","protocolBinding":"GRPC","protocolVersion":"1.0"},
+            {"url":"wss://h:1","protocolBinding":"WEBSOCKET","protocolVersion":"1.0"},
             {"url":"/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"},
-            {"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}));
+            {"url":"http://h/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"},
+            {"url":"h:50051","protocolBinding":"GRPC","protocolVersion":"1.0"}]}));
         let base = Url::parse("http://h:9/.well-known/agent-card.json").unwrap();
         let e = choose_endpoint(&c, Some(&base), None).unwrap();
         assert_eq!((e.binding, e.url.as_str()), (Binding::Rest, "http://h:9/rest"));
         let f = choose_endpoint(&c, Some(&base), Some(Binding::JsonRpc)).unwrap();
         assert_eq!((f.binding, f.url.as_str()), (Binding::JsonRpc, "http://h/rpc"));
+        // A gRPC URL is host:port, not a path under the card's URL; off loopback it is TLS.
+        let g = choose_endpoint(&c, Some(&base), Some(Binding::Grpc)).unwrap();
+        assert_eq!((g.binding, g.url.as_str()), (Binding::Grpc, "https://h:50051/"));
+    }
+
+    #[test]
+    fn a_credential_follows_grpc_to_another_port_of_the_cards_host_only() {
+        let endpoint = |url: &str, binding| Endpoint {
+            url: Url::parse(url).unwrap(),
+            binding,
+            version: ProtocolVersion::V1_0,
+            tenant: None,
+        };
+        let card = Url::parse("http://127.0.0.1:8000/.well-known/agent-card.json").unwrap();
+        assert!(trusted_destination(
+            &card,
+            &endpoint("http://127.0.0.1:50051/", Binding::Grpc)
+        ));
+        assert!(
+            !trusted_destination(&card, &endpoint("http://127.0.0.1:50051/", Binding::Rest)),
+            "HTTP interfaces keep the origin rule"
+        );
+        assert!(!trusted_destination(
+            &card,
+            &endpoint("http://10.0.0.9:50051/", Binding::Grpc)
+        ));
+        let tls = Url::parse("https://agents.example.com/.well-known/agent-card.json").unwrap();
+        assert!(trusted_destination(
+            &tls,
+            &endpoint("https://agents.example.com:8443/", Binding::Grpc)
+        ));
+        assert!(
+            !trusted_destination(&tls, &endpoint("http://agents.example.com:8443/", Binding::Grpc)),
+            "never down to plain text"
+        );
     }
 
     #[test]
@@ -847,9 +978,8 @@ mod tests {
 
     #[test]
     fn a_card_with_nothing_we_speak_says_what_it_offered() {
-        let c =
-            card(json!({"supportedInterfaces":[{"url":"grpc://h","protocolBinding":"GRPC","protocolVersion":"1.0"}]}));
+        let c = card(json!({"supportedInterfaces":[{"url":"h:1","protocolBinding":"GRPC","protocolVersion":"0.3"}]}));
         let err = choose_endpoint(&c, None, None).unwrap_err().to_string();
-        assert!(err.contains("GRPC 1.0"), "{err}");
+        assert!(err.contains("GRPC 0.3"), "{err}");
     }
 }

@@ -200,6 +200,11 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// A gRPC call that did not reach the agent or was cut off (UNAVAILABLE, DEADLINE_EXCEEDED,
+    /// CANCELLED without an A2A reason): what `Transport` is for the HTTP bindings.
+    #[error("{what}: {cause}")]
+    Unreachable { what: String, cause: String },
+
     #[error("a stream frame over {limit} bytes was refused")]
     FrameTooLarge { limit: usize },
 
@@ -211,7 +216,9 @@ pub enum Error {
     #[error("{agent}: the message was not taken: {cause}")]
     Refused { agent: String, cause: String },
 
-    #[error("the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3 and HTTP+JSON 1.0")]
+    #[error(
+        "the card offers no interface we speak (offered: {offered}); we speak JSONRPC 1.0/0.3, HTTP+JSON 1.0 and GRPC 1.0"
+    )]
     NoInterface { offered: String },
 
     #[error("{operation} does not exist in A2A {version}")]
@@ -360,7 +367,7 @@ impl Error {
     /// Could trying again later help? (Unreachable, timeouts, 5xx; not auth, not usage.)
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Transport { .. } | Error::Stream(_) => true,
+            Error::Transport { .. } | Error::Unreachable { .. } | Error::Stream(_) => true,
             Error::Http { status, .. } => *status >= 500 || *status == 429,
             Error::Agent { kind, .. } => matches!(kind, ErrorKind::Internal | ErrorKind::Other),
             _ => false,

@@ -1,11 +1,12 @@
-//! The A2A protocol: data model, tolerant decoding of 1.0 and 0.3, and a client for the JSON-RPC
-//! and HTTP+JSON bindings. Knows nothing of the dashboard.
+//! The A2A protocol: data model, tolerant decoding of 1.0 and 0.3, and a client for the JSON-RPC,
+//! HTTP+JSON and gRPC bindings. Knows nothing of the dashboard.
 
 pub mod auth;
 pub mod card;
 pub mod client;
 pub mod discovery;
 pub mod error;
+pub mod grpc;
 pub mod interactions;
 mod lenient;
 pub mod sse;

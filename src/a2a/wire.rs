@@ -51,6 +51,12 @@ impl Call<'_> {
     }
 }
 
+/// The request message of a 1.0 operation in proto JSON (spec section 5.6): JSON-RPC sends it as
+/// `params`, gRPC transcodes it to protobuf (`grpc`).
+pub fn message(call: &Call) -> Value {
+    jsonrpc::params(call, ProtocolVersion::V1_0)
+}
+
 /// An HTTP request, before headers.
 #[derive(Debug)]
 pub struct WireRequest {
@@ -95,7 +101,7 @@ pub mod jsonrpc {
         })
     }
 
-    fn params(call: &Call, version: ProtocolVersion) -> Value {
+    pub(super) fn params(call: &Call, version: ProtocolVersion) -> Value {
         let v03 = version == ProtocolVersion::V0_3;
         match call {
             Call::SendMessage(r) | Call::SendStreamingMessage(r) if v03 => v03::send_params(r),

@@ -68,7 +68,7 @@ pub struct WatchArgs {
 /// How to reach an agent; shared by every client command.
 #[derive(Args, Debug, Clone)]
 pub struct ConnArgs {
-    /// Force a binding instead of the card's first choice (rest = HTTP+JSON).
+    /// Force a binding instead of the card's first choice (rest = HTTP+JSON; grpc = gRPC, 1.0 only).
     #[arg(long, global = true, value_enum)]
     pub binding: Option<BindingArg>,
     /// Bearer token or API key. Prefer A2A_TOKEN_<NAME> or A2A_TOKEN: flags end up in shell history.
@@ -97,6 +97,7 @@ pub struct ConnArgs {
 pub enum BindingArg {
     Jsonrpc,
     Rest,
+    Grpc,
 }
 
 #[derive(Subcommand, Debug)]

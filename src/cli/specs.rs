@@ -32,6 +32,7 @@ impl ConnArgs {
             binding: self.binding.map(|b| match b {
                 BindingArg::Jsonrpc => Binding::JsonRpc,
                 BindingArg::Rest => Binding::Rest,
+                BindingArg::Grpc => Binding::Grpc,
             }),
             token: self.token.clone(),
             headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,

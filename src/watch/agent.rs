@@ -218,7 +218,9 @@ impl AgentWatcher {
                 Health::Unauthorized { message }
             }
             Error::Withheld { .. } => Health::Unauthorized { message: e.to_string() },
-            Error::Transport { .. } if attempt == 0 => Health::Unreachable { reason: e.to_string() },
+            Error::Transport { .. } | Error::Unreachable { .. } if attempt == 0 => {
+                Health::Unreachable { reason: e.to_string() }
+            }
             _ if e.is_retryable() => Health::Reconnecting {
                 attempt,
                 reason: e.to_string(),

@@ -156,6 +156,7 @@ async fn followed_by_webhooks(sdk: Sdk, binding: Binding) {
     let agent = match binding {
         Binding::Rest => Pusher::start(sdk, &["--prefer", "rest"]),
         Binding::JsonRpc => Pusher::start(sdk, &[]),
+        Binding::Grpc => Pusher::start(sdk, &["--grpc", "--prefer", "grpc"]),
     };
     let (answered, context) = waiting_task(agent.url(), binding).await;
     let (left_waiting, _) = waiting_task(agent.url(), binding).await;
