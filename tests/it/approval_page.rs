@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use a2a_watch::a2a::{Binding, StreamResponse, TaskState};
+use a2a_watch::demo::DemoAgents;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, ORIGIN};
 use serde_json::{Value, json};
@@ -30,6 +31,11 @@ async fn waiting_task(url: &str, token: Option<&str>, text: &str) -> (String, St
     };
     assert_eq!(task.status.state, TaskState::AuthRequired);
     (task.id.clone(), format!("{url}/approve/{}", task.id))
+}
+
+/// A deploy of the deployer's that waits for an operator: its id and approval link.
+async fn waiting_deploy(agents: &DemoAgents) -> (String, String) {
+    waiting_task(agents.url("deployer"), Some(TOKEN), "deploy 2026.10.06-1 to staging").await
 }
 
 fn browser_post(link: &str) -> reqwest::RequestBuilder {
@@ -91,7 +97,7 @@ async fn a_browser_post_that_changes_nothing_gets_a_page_with_its_status() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(page.contains("No such task"), "{page}");
 
-    let (id, link) = waiting_task(deployer, Some(TOKEN), "deploy 2026.10.06-1 to staging").await;
+    let (id, link) = waiting_deploy(&agents).await;
     let (status, page) = html_of(browser_post(&link).send().await.unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     assert!(page.contains("<h1>Approved</h1>") && page.contains(&id), "{page}");
@@ -115,7 +121,7 @@ async fn a_browser_post_that_changes_nothing_gets_a_page_with_its_status() {
 async fn a_post_from_another_sites_page_is_refused() {
     let agents = start_demo().await;
     let deployer = agents.url("deployer");
-    let (id, link) = waiting_task(deployer, Some(TOKEN), "deploy 2026.10.06-1 to staging").await;
+    let (id, link) = waiting_deploy(&agents).await;
     let forged = browser_post(&link)
         .header(ORIGIN, "http://evil.example")
         .send()
@@ -137,8 +143,7 @@ async fn a_post_from_another_sites_page_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_chromium_approves_a_deploy_on_its_page() {
     let agents = start_demo().await;
-    let deployer = agents.url("deployer");
-    let (id, link) = waiting_task(deployer, Some(TOKEN), "deploy 2026.10.06-1 to staging").await;
+    let (id, link) = waiting_deploy(&agents).await;
 
     let browser = Browser::start().await;
     browser.navigate(&link).await;
@@ -153,7 +158,7 @@ async fn headless_chromium_approves_a_deploy_on_its_page() {
         .wait_for_source("the result page", |s| s.contains("<h1>Approved</h1>"))
         .await;
 
-    let client = connect(deployer, Binding::JsonRpc, Some(TOKEN)).await;
+    let client = connect(agents.url("deployer"), Binding::JsonRpc, Some(TOKEN)).await;
     let done = wait_for_state(&client, &id, &TaskState::Completed).await;
     assert_eq!(done.status.text(), "deployed 2026.10.06-1 to staging");
     browser.quit().await;
@@ -174,7 +179,7 @@ impl Browser {
     async fn start() -> Browser {
         assert!(
             Path::new(CHROMIUM).exists() && which("chromedriver"),
-            "{CHROMIUM} and chromedriver are missing: `.ci/run` installs them (apt-get install chromium chromium-driver)"
+            "this test needs {CHROMIUM} and chromedriver: `.ci/run` installs them (apt-get install chromium chromium-driver)"
         );
         let profile = std::env::temp_dir().join(format!("a2a-watch-chromium-{}", uuid::Uuid::new_v4()));
         let mut driver = Command::new("chromedriver")
