@@ -3,6 +3,7 @@
 //! `assistant`, over JSON-RPC and HTTP+JSON, for `serve-demo`, `demo` and the integration tests.
 //! They answer in a2a-python's shapes.
 
+mod approval_page;
 mod assistant;
 mod card;
 mod code_reviewer;

@@ -1,18 +1,18 @@
-//! The HTTP surface of one demo agent: the public card and approval page, and the two A2A
-//! bindings behind the guards its card calls for.
+//! The HTTP surface of one demo agent: the public card and approval page (approval_page.rs), and
+//! the two A2A bindings behind the guards its card calls for.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
 use axum::http::header::{ETAG, IF_NONE_MATCH};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::from_fn_with_state;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::approval_page;
 use super::error::to_json;
 use super::guard::{self, Bearer};
 use super::jsonrpc;
@@ -42,7 +42,10 @@ pub fn router(agent: Arc<Agent>, token: &str) -> Router {
             "/.well-known/agent-card.json",
             get(move |headers: HeaderMap| async move { card.reply(&headers) }),
         )
-        .route("/approve/{task_id}", post(approve))
+        .route(
+            "/approve/{task_id}",
+            get(approval_page::show).post(approval_page::approve),
+        )
         .merge(a2a)
         .with_state(agent)
 }
@@ -77,16 +80,5 @@ impl CardDocument {
             response.headers_mut().insert(ETAG, etag);
         }
         response
-    }
-}
-
-/// Outside A2A and unauthenticated, like the example it plays (docs/protocol-notes.md,
-/// "Authorization").
-async fn approve(State(agent): State<Arc<Agent>>, Path(task_id): Path<String>) -> Response {
-    if agent.approve(&task_id) {
-        Json(json!({"taskId": task_id, "approved": true})).into_response()
-    } else {
-        let body = json!({"error": format!("no task {task_id} waits for approval")});
-        (StatusCode::NOT_FOUND, Json(body)).into_response()
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::error::{ApiError, ApiResult, to_json};
 use super::listing;
-use super::scenario::{Scenario, TaskContext, Turn};
+use super::scenario::{Next, Scenario, TaskContext, Turn};
 use super::shutdown::Shutdown;
 use super::store::{Admission, Store};
 use crate::a2a::card::AgentCard;
@@ -58,6 +58,10 @@ enum Admitted {
         events: EventStream,
         is_new: bool,
         drops_stream: bool,
+        /// The turn's interruption is answered by a message on the task, not by an operator.
+        /// An operator's approval resumes a turn that ends the task in every demo scenario, so
+        /// the stream's one interruption is the admitted turn's.
+        waits_for_message: bool,
     },
     Duplicate(Task),
 }
@@ -113,8 +117,10 @@ impl Agent {
     }
 
     /// A new task's stream starts with the task; a reply's with its first update, as a2a-python
-    /// does. It ends at a terminal state or INPUT_REQUIRED and stays open through AUTH_REQUIRED,
-    /// where the task may resume without a message (spec §7.6.1; a2a-js and a2a-go alike).
+    /// does. It ends at a terminal state, and at an interrupted state that a message answers
+    /// (a question, or an interactions/v1 approval or connection), as a2a-python's agents end
+    /// their turn there. It stays open through an AUTH_REQUIRED that an operator answers outside
+    /// A2A, where the task resumes without a message (spec §7.6.1; a2a-js and a2a-go alike).
     fn stream(self: &Arc<Self>, request: SendMessageRequest) -> ApiResult<EventStream> {
         match self.admit(request)? {
             Admitted::Duplicate(task) => Ok(stream::iter([StreamResponse::Task(task)]).boxed()),
@@ -123,10 +129,11 @@ impl Agent {
                 events,
                 is_new,
                 drops_stream,
+                waits_for_message,
             } => {
                 let ends = move |e: &StreamResponse| match status_of(e) {
                     Some(TaskState::Working) => drops_stream,
-                    Some(state) => state.is_terminal() || *state == TaskState::InputRequired,
+                    Some(state) => state.is_terminal() || (state.is_interrupted() && waits_for_message),
                     None => false,
                 };
                 let live = through_first(events, ends);
@@ -162,6 +169,11 @@ impl Agent {
         }
     }
 
+    /// The task an approval link names, and whether it waits for an operator now.
+    pub fn approval(&self, task_id: &str) -> ApiResult<(Task, bool)> {
+        self.store.approval(task_id)
+    }
+
     /// Takes the message as a new task or as a reply, and starts the turn it leads to.
     fn admit(self: &Arc<Self>, request: SendMessageRequest) -> ApiResult<Admitted> {
         let message = request.message;
@@ -185,6 +197,7 @@ impl Agent {
                 turn,
             } => {
                 let drops_stream = turn.drops_stream;
+                let waits_for_message = matches!(turn.then, Next::Reply(_));
                 if drops_stream {
                     self.dropping
                         .lock()
@@ -197,6 +210,7 @@ impl Agent {
                     events: subscription.into_stream(self.shutdown.clone()),
                     is_new,
                     drops_stream,
+                    waits_for_message,
                 })
             }
         }
@@ -383,5 +397,29 @@ mod tests {
             ..Message::user(vec![Part::text("run")])
         });
         assert_eq!(agent.send(bad).await.unwrap_err().kind, ErrorKind::InvalidParams);
+    }
+
+    #[tokio::test]
+    async fn an_in_band_approval_closes_the_stream_and_an_operator_approval_keeps_it_open() {
+        let (assistant, _stop) = agent(Box::new(crate::demo::assistant::Assistant));
+        // The stream ends at the interactions/v1 approval although nothing follows it.
+        let asked = stream_all(&assistant, Message::user(vec![Part::text("approval: open it")])).await;
+        assert_eq!(states(&asked), ["task SUBMITTED", "WORKING", "AUTH_REQUIRED"]);
+
+        let (deployer, _stop) = agent(Box::new(crate::demo::deployer::Deployer));
+        let message = Message::user(vec![Part::text("deploy 2026.10.06-1 to staging")]);
+        let mut events = deployer.stream(request(message)).unwrap();
+        let Some(StreamResponse::Task(task)) = events.next().await else {
+            panic!("snapshot first")
+        };
+        let mut last = String::new();
+        while last != "AUTH_REQUIRED" {
+            let event = events.next().await.expect("open until the approval");
+            last = states(&[event]).pop().unwrap_or_default();
+        }
+        assert!(deployer.approve(&task.id));
+        // The same stream carries the rest.
+        let rest: Vec<_> = events.collect().await;
+        assert_eq!(states(&rest).last().map(String::as_str), Some("COMPLETED"));
     }
 }

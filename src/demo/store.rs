@@ -208,6 +208,14 @@ impl Store {
         }
     }
 
+    /// The task, and whether it waits for an operator's approval now.
+    pub fn approval(&self, task_id: &str) -> ApiResult<(Task, bool)> {
+        let inner = self.lock();
+        let record = inner.tasks.get(task_id).ok_or_else(ApiError::task_not_found)?;
+        let waits = record.task.status.state == TaskState::AuthRequired && matches!(record.next, Next::Operator(_));
+        Ok((record.task.clone(), waits))
+    }
+
     pub fn get(&self, task_id: &str, history_length: Option<u32>) -> ApiResult<Task> {
         let inner = self.lock();
         let record = inner.tasks.get(task_id).ok_or_else(ApiError::task_not_found)?;

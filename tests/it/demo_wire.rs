@@ -451,6 +451,31 @@ async fn cards_list_both_bindings_in_each_agents_order_and_revalidate() {
     agents.shutdown().await;
 }
 
+/// An approval or connection asked in band (interactions/v1) is answered by a message, so the
+/// stream ends there, as at a question; the deployer's, answered outside A2A, stays open (below).
+#[tokio::test]
+async fn an_in_band_approval_or_connection_ends_the_stream_at_auth_required() {
+    let agents = start().await;
+    let url = format!("{}/", agents.url("assistant"));
+    for (text, kind) in [
+        ("approval: open the pull request", "approval"),
+        ("connect slack", "connection"),
+    ] {
+        let body = rpc("s-2", "SendStreamingMessage", json!({"message": user_message(text)}));
+        let frames = Frames::new(post(&url).json(&body).send().await.unwrap()).rest().await;
+        let statuses: Vec<&Value> = frames
+            .iter()
+            .map(|f| &f["result"]["statusUpdate"]["status"])
+            .filter(|s| !s.is_null())
+            .collect();
+        let states: Vec<&Value> = statuses.iter().map(|s| &s["state"]).collect();
+        assert_eq!(states, ["TASK_STATE_WORKING", "TASK_STATE_AUTH_REQUIRED"], "{text}");
+        let open = &statuses[1]["message"]["metadata"][a2a_watch::a2a::INTERACTIONS_EXTENSION];
+        assert_eq!(open["kind"], kind);
+    }
+    agents.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_deploy_stream_stays_open_through_the_approval_and_shutdown_ends_open_streams() {
     let agents = start().await;

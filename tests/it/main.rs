@@ -1,4 +1,5 @@
 mod answers;
+mod approval_page;
 mod bursts;
 mod cli;
 mod client_parts;
