@@ -78,7 +78,7 @@ def wire_error(label: str, err: grpc.aio.AioRpcError) -> tuple[str, list[str]]:
                     )
                 else:
                     details.append(any_detail.type_url)
-        elif key not in ('content-type',):
+        elif key not in ('content-type', 'date'):
             details.append(f'trailer {key}={value!r}')
     print(f'wire {label}: {err.code().name} {err.details()!r} {details}', flush=True)
     return err.code().name, reasons
@@ -182,6 +182,12 @@ class Probe:
         print(f'     fail: {states}', flush=True)
         check(states[-1] == 'FAILED', 'fail streams to FAILED')
 
+        reply = await self.stub.SendMessage(user_message('hello'), metadata=self.metadata)
+        check(reply.WhichOneof('payload') == 'message', 'hello: SendMessage answers a Message')
+        task, states = await self.stream(user_message('reject'))
+        check(states[-1] == 'REJECTED', f'reject streams to REJECTED {states}')
+        await self.crash()
+
         task, states = await self.stream(user_message('question'))
         print(f'     question: {states}', flush=True)
         check(states[-1] == 'INPUT_REQUIRED',
@@ -207,6 +213,28 @@ class Probe:
 
         await self.subscribe_running_then_cancel()
         await self.subscribe_terminal(completed)
+
+    async def crash(self) -> None:
+        """The executor raises: what ends the stream, and what the task says after."""
+        events, task_id = [], None
+        try:
+            async for event in self.stub.SendStreamingMessage(user_message('crash'),
+                                                              metadata=self.metadata):
+                kind = event.WhichOneof('payload')
+                if kind == 'task':
+                    task_id = event.task.id
+                    events.append(f'task {state_name(event.task.status.state)}')
+                elif kind == 'status_update':
+                    events.append(f'status {state_name(event.status_update.status.state)}')
+                else:
+                    events.append(kind)
+            print(f'     crash: {events}, then the stream closed with OK', flush=True)
+        except grpc.aio.AioRpcError as err:
+            wire_error(f'crash stream (after {events})', err)
+        await asyncio.sleep(0.2)
+        got = await self.stub.GetTask(a2a_pb2.GetTaskRequest(id=task_id), metadata=self.metadata)
+        check(got.status.state == a2a_pb2.TASK_STATE_FAILED,
+              f'crash: GetTask says {state_name(got.status.state)}')
 
     async def approval(self) -> None:
         """Out-of-band approval: the send stream stays open through AUTH_REQUIRED
@@ -329,6 +357,14 @@ class Probe:
                 print(f'     ListTasks with {label}: accepted', flush=True)
             except grpc.aio.AioRpcError as err:
                 wire_error(f'ListTasks with {label}', err)
+
+        call = self.stub.ListTasks(a2a_pb2.ListTasksRequest(), metadata=self.metadata + [
+            ('a2a-extensions', 'https://example.com/ext/not-supported/v1')])
+        await call
+        print(f'     ListTasks with an a2a-extensions the agent lacks: accepted; response '
+              f'headers {[kv for kv in await call.initial_metadata() if kv[0] != "date"]}, '
+              f'trailers {[kv for kv in await call.trailing_metadata() if kv[0] != "date"]}',
+              flush=True)
 
         push = a2a_pb2.TaskPushNotificationConfig(task_id=unknown, url='http://127.0.0.1:9/hook')
         for label, call in (
