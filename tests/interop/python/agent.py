@@ -116,6 +116,8 @@ log = logging.getLogger('interop-agent')
 JSONRPC_PATH = '/a2a/jsonrpc'
 REST_PREFIX = '/a2a/rest'
 QUESTION = 'Which base branch should I compare this diff against?'
+# The owner of every authenticated call, on every binding: the SDK scopes tasks to it.
+OPERATOR = 'interop-operator'
 
 
 class Approvals:
@@ -406,7 +408,7 @@ class BearerAuth:
                 got = v
                 break
         if got and hmac.compare_digest(got, self.expected):
-            scope['user'] = SimpleUser('interop-operator')
+            scope['user'] = SimpleUser(OPERATOR)
             scope['auth'] = AuthCredentials(['authenticated'])
             await self.app(scope, receive, send)
             return
@@ -486,7 +488,7 @@ def build_app(name: str, base_url: str, token: str | None, prefer: str,
     return app, handler
 
 
-class BearerUser(DefaultGrpcServerCallContextBuilder):
+class GrpcCallUser(DefaultGrpcServerCallContextBuilder):
     """gRPC calls that carry the token act as the same owner as HTTP calls (the
     SDK scopes tasks to the user), so a task is visible over every binding."""
 
@@ -506,7 +508,7 @@ class OperatorUser(User):
 
     @property
     def user_name(self) -> str:
-        return 'interop-operator'  # the HTTP side's SimpleUser display name
+        return OPERATOR
 
 
 def bearer_matches(metadata: Any, expected: str) -> bool:
@@ -603,7 +605,7 @@ async def main() -> None:
     if grpc_server is not None:
         # The same request handler (and task store) as the HTTP bindings.
         add_A2AServiceServicer_to_server(
-            GrpcHandler(handler, context_builder=BearerUser(args.token)), grpc_server
+            GrpcHandler(handler, context_builder=GrpcCallUser(args.token)), grpc_server
         )
         await grpc_server.start()
     config = uvicorn.Config(
