@@ -15,11 +15,20 @@
  *                                       and the same under /a2a/rest/{tenant}/...
  *   POST /approve/{taskId}              out-of-band approval (not A2A)
  *   POST /reject/{taskId}               out-of-band refusal  (not A2A)
+ * and, with --grpc, the gRPC binding (lf.a2a.v1.A2AService, the SDK's grpcService
+ * on @grpc/grpc-js) on a second loopback port, declared on the card as a GRPC
+ * interface (see tests/interop/GRPC.md).
  *
  * Run:  node agent.mjs --port 0 [--token T] [--name test-runner]
- *           [--prefer jsonrpc|rest] [--v03-compat] [--log-level warning]
+ *           [--prefer jsonrpc|rest|grpc] [--v03-compat] [--log-level warning]
  *           [--exit-with-parent]
- * It prints `READY http://127.0.0.1:PORT` once listening (127.0.0.1 only).
+ *           [--grpc [--grpc-port 0] [--grpc-url-form hostport|http] [--grpc-only]]
+ * It prints `READY http://127.0.0.1:PORT` once listening (127.0.0.1 only); with
+ * --grpc the line `GRPC <the card's GRPC url>` comes just before it.
+ * --grpc-url-form: the GRPC interface url is `127.0.0.1:PORT` (hostport, default)
+ * or `http://127.0.0.1:PORT` (http). --grpc-only: the card lists the GRPC
+ * interface alone (the HTTP bindings are still served, undeclared).
+ * --token protects gRPC too: `authorization: Bearer T` metadata, else UNAUTHENTICATED.
  * With --exit-with-parent it exits as soon as its stdin closes, so a test
  * harness that dies (even by SIGKILL) leaves no agent behind.
  *
@@ -50,6 +59,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { AgentCard, AGENT_CARD_PATH, Role, TaskState } from '@a2a-js/sdk';
 import {
@@ -63,6 +73,7 @@ import {
   jsonRpcHandler,
   restHandler,
 } from '@a2a-js/sdk/server/express';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 
 const JSONRPC_PATH = '/a2a/jsonrpc';
 const REST_PREFIX = '/a2a/rest';
@@ -375,10 +386,17 @@ class InteropExecutor {
 // ---------------------------------------------------------------------------
 // card
 
-function buildCard(name, baseUrl, token, prefer, v03Compat) {
+function buildCard(name, baseUrl, token, prefer, v03Compat, grpcUrl, grpcOnly) {
   const jsonrpc = { url: `${baseUrl}${JSONRPC_PATH}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' };
   const rest = { url: `${baseUrl}${REST_PREFIX}`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' };
-  const interfaces = prefer === 'rest' ? [rest, jsonrpc] : [jsonrpc, rest];
+  let interfaces = prefer === 'rest' ? [rest, jsonrpc] : [jsonrpc, rest];
+  if (grpcUrl) {
+    // The SDK's gRPC service accepts only the a2a-version its card's GRPC interfaces name.
+    const grpcInterface = { url: grpcUrl, protocolBinding: 'GRPC', protocolVersion: '1.0' };
+    if (grpcOnly) interfaces = [grpcInterface];
+    else if (prefer === 'grpc') interfaces.unshift(grpcInterface);
+    else interfaces.push(grpcInterface);
+  }
   if (v03Compat) {
     // The SDK's 0.3 adapters only answer if the card declares 0.3 interfaces.
     interfaces.push({ ...jsonrpc, protocolVersion: '0.3' }, { ...rest, protocolVersion: '0.3' });
@@ -437,16 +455,20 @@ class OperatorUser {
 
 const PUBLIC_PREFIXES = [CARD_PATH, '/approve/', '/reject/'];
 
-function bearerAuth(token) {
+function bearerMatches(got, token) {
   const expected = Buffer.from(`Bearer ${token}`);
+  const gotBuf = Buffer.from(got ?? '');
+  return gotBuf.length === expected.length && crypto.timingSafeEqual(gotBuf, expected);
+}
+
+function bearerAuth(token) {
   return (req, res, next) => {
     if (PUBLIC_PREFIXES.some((p) => req.path.startsWith(p))) {
       next();
       return;
     }
     const got = req.get('authorization') ?? '';
-    const gotBuf = Buffer.from(got);
-    if (got && gotBuf.length === expected.length && crypto.timingSafeEqual(gotBuf, expected)) {
+    if (got && bearerMatches(got, token)) {
       req.a2aUser = new OperatorUser();
       next();
       return;
@@ -464,12 +486,42 @@ function bearerAuth(token) {
 
 const userBuilder = async (req) => req.a2aUser ?? new UnauthenticatedUser();
 
+const grpcBearer = (call, token) =>
+  Boolean(token) && bearerMatches(call.metadata.get('authorization')[0]?.toString(), token);
+
+/**
+ * The SDK's gRPC service, every method behind the bearer token when there is one:
+ * without `authorization: Bearer TOKEN` metadata a call ends with UNAUTHENTICATED
+ * before the SDK sees it. Calls with the token act as the same owner as HTTP ones
+ * (the SDK scopes tasks to the user), so a task is visible over every binding.
+ */
+function grpcImplementation(requestHandler, token) {
+  const service = grpcService({
+    requestHandler,
+    userBuilder: async (call) =>
+      grpcBearer(call, token) ? new OperatorUser() : new UnauthenticatedUser(),
+  });
+  if (!token) return service;
+  const refusal = { code: grpc.status.UNAUTHENTICATED, details: 'missing or invalid bearer token' };
+  const guarded = {};
+  for (const [method, impl] of Object.entries(service)) {
+    const streaming = A2AService[method].responseStream;
+    guarded[method] = (call, callback) => {
+      if (grpcBearer(call, token)) return impl(call, callback);
+      if (streaming) call.emit('error', refusal);
+      else callback(refusal, null);
+    };
+  }
+  return guarded;
+}
+
 // ---------------------------------------------------------------------------
 // app
 
-function buildApp(name, baseUrl, token, prefer, v03Compat) {
+/** The HTTP app, and the request handler a gRPC server can share with it. */
+function buildApp(name, baseUrl, token, prefer, v03Compat, grpcUrl, grpcOnly) {
   const approvals = new Approvals();
-  const card = buildCard(name, baseUrl, token, prefer, v03Compat);
+  const card = buildCard(name, baseUrl, token, prefer, v03Compat, grpcUrl, grpcOnly);
   const executor = new InteropExecutor(baseUrl, approvals);
   const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   const legacyCompat = v03Compat ? { legacyCompat: { enabled: true } } : {};
@@ -499,7 +551,7 @@ function buildApp(name, baseUrl, token, prefer, v03Compat) {
   );
   app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler, userBuilder, ...legacyCompat }));
   app.use(REST_PREFIX, restHandler({ requestHandler, userBuilder, ...legacyCompat }));
-  return app;
+  return { app, requestHandler };
 }
 
 function quietConsole(level) {
@@ -524,26 +576,42 @@ function main() {
       'v03-compat': { type: 'boolean', default: false },
       'log-level': { type: 'string', default: 'warning' },
       'exit-with-parent': { type: 'boolean', default: false },
+      grpc: { type: 'boolean', default: false },
+      'grpc-port': { type: 'string', default: '0' },
+      'grpc-url-form': { type: 'string', default: 'hostport' },
+      'grpc-only': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
     process.stdout.write(
-      'usage: node agent.mjs [--port 0|N] [--token T] [--name NAME] [--prefer jsonrpc|rest]\n' +
+      'usage: node agent.mjs [--port 0|N] [--token T] [--name NAME] [--prefer jsonrpc|rest|grpc]\n' +
         '                      [--v03-compat] [--log-level debug|info|warning|error]\n' +
-        '                      [--exit-with-parent]\n'
+        '                      [--exit-with-parent]\n' +
+        '                      [--grpc [--grpc-port 0|N] [--grpc-url-form hostport|http] [--grpc-only]]\n'
     );
     return;
   }
-  if (!['jsonrpc', 'rest'].includes(values.prefer)) {
-    process.stderr.write(`agent.mjs: --prefer must be jsonrpc or rest, not ${values.prefer}\n`);
+  const usage = (msg) => {
+    process.stderr.write(`agent.mjs: ${msg}\n`);
     process.exit(2);
+  };
+  if (!['jsonrpc', 'rest', 'grpc'].includes(values.prefer)) {
+    usage(`--prefer must be jsonrpc, rest or grpc, not ${values.prefer}`);
   }
-  const port = Number.parseInt(values.port, 10);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`agent.mjs: bad --port ${values.port}\n`);
-    process.exit(2);
+  if (!['hostport', 'http'].includes(values['grpc-url-form'])) {
+    usage(`--grpc-url-form must be hostport or http, not ${values['grpc-url-form']}`);
   }
+  if ((values['grpc-only'] || values.prefer === 'grpc') && !values.grpc) {
+    usage('--grpc-only and --prefer grpc need --grpc');
+  }
+  const parsePort = (flag) => {
+    const port = Number.parseInt(values[flag], 10);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`bad --${flag} ${values[flag]}`);
+    return port;
+  };
+  const port = parsePort('port');
+  const grpcPort = parsePort('grpc-port');
   const stdout = console.log.bind(console);
   quietConsole(values['log-level']);
 
@@ -552,14 +620,47 @@ function main() {
     process.stderr.write(`agent.mjs: ${err.message}\n`);
     process.exit(1);
   });
-  server.listen(port, '127.0.0.1', () => {
-    const baseUrl = `http://127.0.0.1:${server.address().port}`;
-    const app = buildApp(values.name, baseUrl, values.token, values.prefer, values['v03-compat']);
-    server.on('request', app);
-    stdout(`READY ${baseUrl}`);
-  });
+  const grpcServer = values.grpc ? new grpc.Server() : null;
+  const listen = (grpcUrl) =>
+    server.listen(port, '127.0.0.1', () => {
+      const baseUrl = `http://127.0.0.1:${server.address().port}`;
+      const { app, requestHandler } = buildApp(
+        values.name,
+        baseUrl,
+        values.token,
+        values.prefer,
+        values['v03-compat'],
+        grpcUrl,
+        values['grpc-only']
+      );
+      server.on('request', app);
+      if (grpcServer) {
+        // The same request handler (and task store) as the HTTP bindings.
+        grpcServer.addService(A2AService, grpcImplementation(requestHandler, values.token));
+        stdout(`GRPC ${grpcUrl}`);
+      }
+      stdout(`READY ${baseUrl}`);
+    });
+  if (grpcServer) {
+    // Bound first: the card names its port.
+    grpcServer.bindAsync(
+      `127.0.0.1:${grpcPort}`,
+      grpc.ServerCredentials.createInsecure(),
+      (err, bound) => {
+        if (err) {
+          process.stderr.write(`agent.mjs: gRPC: ${err.message}\n`);
+          process.exit(1);
+        }
+        const hostPort = `127.0.0.1:${bound}`;
+        listen(values['grpc-url-form'] === 'http' ? `http://${hostPort}` : hostPort);
+      }
+    );
+  } else {
+    listen(undefined);
+  }
 
   const stop = () => {
+    grpcServer?.forceShutdown();
     server.close(() => process.exit(0));
     server.closeAllConnections(); // open SSE streams would hold close() forever
     setTimeout(() => process.exit(0), 1000).unref();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install tests/interop/js/node_modules: the official A2A JS SDK (@a2a-js/sdk 1.3.0) and express,
-# exactly as pinned in package-lock.json (`npm ci`; `npm install` only if there is no lock).
-# Idempotent: does nothing if node_modules already has the pinned versions.
+# Install tests/interop/js/node_modules: the official A2A JS SDK (@a2a-js/sdk 1.3.0), express,
+# and what the SDK's gRPC server needs (@grpc/grpc-js, @bufbuild/protobuf), exactly as pinned in
+# package-lock.json (`npm ci`; `npm install` only if there is no lock).
+# Idempotent: does nothing if node_modules already has every pinned version of package.json.
 set -euo pipefail
 
 SDK_VERSION="1.3.0"
@@ -16,24 +17,35 @@ if (( NODE_MAJOR < 20 )); then
   exit 1
 fi
 
-# Prints "<sdk version> <express version>" of what is installed, or nothing.
-installed_versions() {
+# Prints the dependencies whose installed version is not the one package.json pins, or nothing.
+missing() {
   node -e '
     const fs = require("fs");
-    const v = (p) => JSON.parse(fs.readFileSync(p, "utf8")).version;
-    try {
-      console.log(v("node_modules/@a2a-js/sdk/package.json"), v("node_modules/express/package.json"));
-    } catch {}
-  ' 2>/dev/null || true
+    const wanted = JSON.parse(fs.readFileSync("package.json", "utf8")).dependencies;
+    for (const [name, version] of Object.entries(wanted)) {
+      let got = "nothing";
+      try { got = JSON.parse(fs.readFileSync(`node_modules/${name}/package.json`, "utf8")).version; } catch {}
+      if (got !== version) console.log(`${name} ${version} (installed: ${got})`);
+    }
+  '
 }
 
-wanted_express() {
-  node -p 'require("./package.json").dependencies.express'
+imports_work() {
+  node --input-type=module -e '
+    await import("@a2a-js/sdk/server/express");
+    await import("@a2a-js/sdk/server/grpc");
+    await import("express");
+    await import("@grpc/grpc-js");
+  ' >/dev/null 2>&1
 }
 
-if [[ "$(installed_versions)" == "$SDK_VERSION $(wanted_express)" ]] \
-   && node --input-type=module -e 'await import("@a2a-js/sdk/server/express"); await import("express")' >/dev/null 2>&1; then
-  echo "setup.sh: $HERE/node_modules already has @a2a-js/sdk $SDK_VERSION and express $(wanted_express)"
+if [[ "$(node -p 'require("./package.json").dependencies["@a2a-js/sdk"]')" != "$SDK_VERSION" ]]; then
+  echo "setup.sh: package.json does not pin @a2a-js/sdk $SDK_VERSION" >&2
+  exit 1
+fi
+
+if [[ -z "$(missing)" ]] && imports_work; then
+  echo "setup.sh: $HERE/node_modules already has @a2a-js/sdk $SDK_VERSION, express, @grpc/grpc-js as pinned"
   exit 0
 fi
 
@@ -45,9 +57,8 @@ else
   npm install --no-audit --no-fund --loglevel=warn
 fi
 
-got="$(installed_versions)"
-if [[ "$got" != "$SDK_VERSION $(wanted_express)" ]]; then
-  echo "setup.sh: expected @a2a-js/sdk $SDK_VERSION and express $(wanted_express), got '${got:-nothing}'" >&2
+if [[ -n "$(missing)" ]] || ! imports_work; then
+  echo "setup.sh: after npm, still not as pinned: $(missing)" >&2
   exit 1
 fi
-echo "setup.sh: @a2a-js/sdk and express installed: $got"
+echo "setup.sh: installed $(node -p 'Object.entries(require("./package.json").dependencies).map(([n, v]) => n + " " + v).join(", ")')"

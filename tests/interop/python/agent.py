@@ -11,13 +11,22 @@ Interop fixture for a2a-watch. One process serves:
                                       /tasks/{id}:subscribe (GET and POST)
   POST /approve/{taskId}              out-of-band approval (not A2A)
   POST /reject/{taskId}               out-of-band refusal  (not A2A)
+and, with --grpc, the gRPC binding (lf.a2a.v1.A2AService, the SDK's GrpcHandler on
+a grpc.aio server) on a second loopback port, declared on the card as a GRPC
+interface (see tests/interop/GRPC.md).
 
 Run:  .venv-py13/bin/python agent.py --port 0 [--token T] [--name test-runner]
-          [--prefer jsonrpc|rest] [--v03-compat] [--push]
+          [--prefer jsonrpc|rest|grpc] [--v03-compat] [--push]
+          [--grpc [--grpc-port 0] [--grpc-url-form hostport|http] [--grpc-only]]
 --push: the card says streaming: false and pushNotifications: true, and the SDK's
 own push sender (InMemoryPushNotificationConfigStore + BasePushNotificationSender)
 delivers every event to the registered webhooks.
-It prints `READY http://127.0.0.1:PORT` once listening.
+It prints `READY http://127.0.0.1:PORT` once listening; with --grpc the line
+`GRPC <the card's GRPC url>` comes just before it.
+--grpc-url-form: the GRPC interface url is `127.0.0.1:PORT` (hostport, default)
+or `http://127.0.0.1:PORT` (http). --grpc-only: the card lists the GRPC
+interface alone (the HTTP bindings are still served, undeclared).
+--token protects gRPC too: `authorization: Bearer T` metadata, else UNAUTHENTICATED.
 
 Behaviour, chosen by the text of the user message (first match wins):
   "hello"     a direct Message reply, no task
@@ -50,6 +59,8 @@ import threading
 
 from typing import Any
 
+import grpc
+import grpc.aio
 import httpx
 import uvicorn
 
@@ -59,6 +70,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from a2a.auth.user import UnauthenticatedUser, User
 from a2a.helpers import (
     new_data_part,
     new_task_from_user_message,
@@ -68,6 +80,10 @@ from a2a.helpers import (
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.request_handlers.grpc_handler import (
+    DefaultGrpcServerCallContextBuilder,
+    GrpcHandler,
+)
 from a2a.server.routes import (
     create_agent_card_routes,
     create_jsonrpc_routes,
@@ -91,6 +107,7 @@ from a2a.types import (
     StringList,
     TaskState,
 )
+from a2a.types.a2a_pb2_grpc import add_A2AServiceServicer_to_server
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, TransportProtocol
 
 
@@ -99,6 +116,8 @@ log = logging.getLogger('interop-agent')
 JSONRPC_PATH = '/a2a/jsonrpc'
 REST_PREFIX = '/a2a/rest'
 QUESTION = 'Which base branch should I compare this diff against?'
+# The owner of every authenticated call, on every binding: the SDK scopes tasks to it.
+OPERATOR = 'interop-operator'
 
 
 class Approvals:
@@ -290,7 +309,8 @@ class InteropExecutor(AgentExecutor):
 
 
 def build_card(name: str, base_url: str, token: str | None, prefer: str,
-               v03_compat: bool = False, push: bool = False) -> AgentCard:
+               v03_compat: bool = False, push: bool = False,
+               grpc_url: str | None = None, grpc_only: bool = False) -> AgentCard:
     jsonrpc = AgentInterface(
         url=f'{base_url}{JSONRPC_PATH}',
         protocol_binding=TransportProtocol.JSONRPC.value,
@@ -302,6 +322,18 @@ def build_card(name: str, base_url: str, token: str | None, prefer: str,
         protocol_version='1.0',
     )
     interfaces = [rest, jsonrpc] if prefer == 'rest' else [jsonrpc, rest]
+    if grpc_url:
+        grpc_interface = AgentInterface(
+            url=grpc_url,
+            protocol_binding=TransportProtocol.GRPC.value,
+            protocol_version='1.0',
+        )
+        if grpc_only:
+            interfaces = [grpc_interface]
+        elif prefer == 'grpc':
+            interfaces.insert(0, grpc_interface)
+        else:
+            interfaces.append(grpc_interface)
     if v03_compat:
         # Declaring a 0.3 interface makes the SDK merge the 0.3 top-level card
         # fields (url, preferredTransport, protocolVersion, ...) in: a hybrid card.
@@ -376,7 +408,7 @@ class BearerAuth:
                 got = v
                 break
         if got and hmac.compare_digest(got, self.expected):
-            scope['user'] = SimpleUser('interop-operator')
+            scope['user'] = SimpleUser(OPERATOR)
             scope['auth'] = AuthCredentials(['authenticated'])
             await self.app(scope, receive, send)
             return
@@ -407,9 +439,12 @@ class BearerAuth:
 
 
 def build_app(name: str, base_url: str, token: str | None, prefer: str,
-              v03_compat: bool = False, push: bool = False) -> Any:
+              v03_compat: bool = False, push: bool = False,
+              grpc_url: str | None = None,
+              grpc_only: bool = False) -> tuple[Any, DefaultRequestHandler]:
+    """The HTTP app, and the request handler a gRPC server can share with it."""
     approvals = Approvals()
-    card = build_card(name, base_url, token, prefer, v03_compat, push)
+    card = build_card(name, base_url, token, prefer, v03_compat, push, grpc_url, grpc_only)
     configs = InMemoryPushNotificationConfigStore()
     sender = BasePushNotificationSender(httpx.AsyncClient(), configs)
     push_args = {'push_config_store': configs, 'push_sender': sender} if push else {}
@@ -450,7 +485,78 @@ def build_app(name: str, base_url: str, token: str | None, prefer: str,
     app: Any = Starlette(routes=routes)
     if token:
         app = BearerAuth(app, token)
-    return app
+    return app, handler
+
+
+class GrpcCallUser(DefaultGrpcServerCallContextBuilder):
+    """gRPC calls that carry the token act as the same owner as HTTP calls (the
+    SDK scopes tasks to the user), so a task is visible over every binding."""
+
+    def __init__(self, token: str | None) -> None:
+        self.expected = f'Bearer {token}' if token else None
+
+    def build_user(self, context: grpc.aio.ServicerContext) -> User:
+        if self.expected and bearer_matches(context.invocation_metadata(), self.expected):
+            return OperatorUser()
+        return UnauthenticatedUser()
+
+
+class OperatorUser(User):
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def user_name(self) -> str:
+        return OPERATOR
+
+
+def bearer_matches(metadata: Any, expected: str) -> bool:
+    got = next((v for k, v in metadata or () if k.lower() == 'authorization'), '')
+    if isinstance(got, bytes):
+        got = got.decode('latin-1')
+    return bool(got) and hmac.compare_digest(got.encode(), expected.encode())
+
+
+class GrpcBearerAuth(grpc.aio.ServerInterceptor):
+    """Every gRPC method needs `authorization: Bearer TOKEN` metadata; without it
+    the call ends with UNAUTHENTICATED before the SDK sees it (the card is only
+    served over HTTP, and stays public)."""
+
+    def __init__(self, token: str) -> None:
+        self.expected = f'Bearer {token}'
+
+    async def intercept_service(self, continuation: Any, details: Any) -> Any:
+        handler = await continuation(details)
+        if handler is None or bearer_matches(details.invocation_metadata, self.expected):
+            return handler
+        message = 'missing or invalid bearer token'
+
+        async def deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+
+        async def deny_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+            yield  # an async generator, like the handler it replaces
+
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(
+                deny_stream,
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return grpc.unary_unary_rpc_method_handler(
+            deny,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+def bind_grpc(port: int, token: str | None) -> tuple[grpc.aio.Server, int]:
+    """A gRPC server bound to 127.0.0.1:port (0 = a free one), not started yet:
+    the card needs its port before the request handler exists."""
+    server = grpc.aio.server(interceptors=[GrpcBearerAuth(token)] if token else [])
+    return server, server.add_insecure_port(f'127.0.0.1:{port}')
 
 
 async def main() -> None:
@@ -458,8 +564,15 @@ async def main() -> None:
     ap.add_argument('--port', type=int, default=0, help='0 = pick a free port')
     ap.add_argument('--token', default=None, help='require Authorization: Bearer TOKEN')
     ap.add_argument('--name', default='test-runner', help='agent name on the card')
-    ap.add_argument('--prefer', choices=['jsonrpc', 'rest'], default='jsonrpc',
+    ap.add_argument('--prefer', choices=['jsonrpc', 'rest', 'grpc'], default='jsonrpc',
                     help='which interface the card lists first')
+    ap.add_argument('--grpc', action='store_true',
+                    help='also serve the gRPC binding on a second port, a GRPC interface on the card')
+    ap.add_argument('--grpc-port', type=int, default=0, help='0 = pick a free port')
+    ap.add_argument('--grpc-url-form', choices=['hostport', 'http'], default='hostport',
+                    help="the GRPC interface url: 127.0.0.1:PORT or http://127.0.0.1:PORT")
+    ap.add_argument('--grpc-only', action='store_true',
+                    help='the card lists only the GRPC interface')
     ap.add_argument('--v03-compat', action='store_true',
                     help='also serve A2A 0.3 (SDK adapter) and declare a 0.3 JSONRPC interface')
     ap.add_argument('--push', action='store_true',
@@ -468,6 +581,8 @@ async def main() -> None:
     ap.add_argument('--exit-with-parent', action='store_true',
                     help='exit when stdin closes, so a test harness that dies leaves no agent behind')
     args = ap.parse_args()
+    if (args.grpc_only or args.prefer == 'grpc') and not args.grpc:
+        ap.error('--grpc-only and --prefer grpc need --grpc')
     if args.exit_with_parent:
         threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
 
@@ -479,7 +594,20 @@ async def main() -> None:
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}'
 
-    app = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat, args.push)
+    grpc_server, grpc_url = None, None
+    if args.grpc:
+        grpc_server, grpc_port = bind_grpc(args.grpc_port, args.token)
+        grpc_url = f'127.0.0.1:{grpc_port}'
+        if args.grpc_url_form == 'http':
+            grpc_url = f'http://{grpc_url}'
+    app, handler = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat,
+                             args.push, grpc_url, args.grpc_only)
+    if grpc_server is not None:
+        # The same request handler (and task store) as the HTTP bindings.
+        add_A2AServiceServicer_to_server(
+            GrpcHandler(handler, context_builder=GrpcCallUser(args.token)), grpc_server
+        )
+        await grpc_server.start()
     config = uvicorn.Config(
         app, log_level=args.log_level, access_log=False, lifespan='off',
         timeout_graceful_shutdown=1,
@@ -491,8 +619,12 @@ async def main() -> None:
             await serve  # re-raise the startup error
             sys.exit(1)
         await asyncio.sleep(0.02)
+    if grpc_url:
+        print(f'GRPC {grpc_url}', flush=True)
     print(f'READY {base_url}', flush=True)
     await serve
+    if grpc_server is not None:
+        await grpc_server.stop(0)
 
 
 if __name__ == '__main__':
