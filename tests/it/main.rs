@@ -10,6 +10,7 @@ mod demo_wire;
 mod discovery;
 mod engine;
 mod golden;
+mod grpc;
 mod output;
 mod peers;
 mod push;

@@ -45,7 +45,7 @@ impl Sdk {
 
 /// Runs the SDK's setup script once per test process (idempotent and quick once installed).
 /// A registry that cannot be reached fails the tests loudly instead of skipping them.
-fn ensure_installed(sdk: Sdk) {
+pub fn ensure_installed(sdk: Sdk) {
     static DONE: OnceLock<Mutex<Vec<Sdk>>> = OnceLock::new();
     let done = DONE.get_or_init(|| Mutex::new(Vec::new()));
     let mut done = done.lock().unwrap_or_else(|e| e.into_inner());

@@ -7,7 +7,7 @@ use crate::peers::{Peer, Sdk};
 use crate::scenarios::*;
 
 /// @a2a-js/sdk 1.3.0 (docs/protocol-notes.md, "SDK quirks: a2a-js"; tests/golden/README.md).
-const JS_1_3: Quirks = Quirks {
+pub const JS_1_3: Quirks = Quirks {
     // Every turn starts with a `task` event: the reply stream opens with the snapshot, still
     // INPUT_REQUIRED.
     reply_snapshot: true,

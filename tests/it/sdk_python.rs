@@ -7,7 +7,7 @@ use crate::peers::{Peer, Sdk};
 use crate::scenarios::*;
 
 /// a2a-sdk 1.3.0 reads the spec as our demo agents do, and runs one request per task at a time.
-const PY_1_3: Quirks = Quirks {
+pub const PY_1_3: Quirks = Quirks {
     in_band: InBand::Queued,
     ..Quirks::SPEC
 };

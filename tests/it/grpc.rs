@@ -1,0 +1,116 @@
+//! The gRPC binding (issue 14) against the agents of tests/interop served over gRPC by the
+//! official SDKs (tests/interop/GRPC.md): every interop scenario, the bearer token, both forms of
+//! the interface URL, and the descriptor set the binding reads (proto/README.md).
+
+use std::process::Command;
+
+use a2a_watch::a2a::{Binding, ProtocolVersion};
+
+use crate::peers::{Peer, Sdk};
+use crate::scenarios::*;
+use crate::sdk_js::JS_1_3;
+use crate::sdk_python::PY_1_3;
+
+/// @a2a-js/sdk over gRPC: a refused SubscribeToTask sends its response headers first, so the
+/// refusal is the stream's one item (a2a-python refuses with a trailers-only response, before any
+/// stream; the client cannot tell the two apart without waiting for an item, spec section 10.7).
+const JS_1_3_GRPC: Quirks = Quirks {
+    refusals_in_stream: true,
+    ..JS_1_3
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_1_3_over_grpc() {
+    let peer = Peer::start(Sdk::Python13, &["--grpc", "--prefer", "grpc"]);
+    interop_lifecycle(&peer.url, Binding::Grpc, &PY_1_3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn js_1_3_over_grpc() {
+    let peer = Peer::start(Sdk::Js13, &["--grpc", "--prefer", "grpc"]);
+    interop_lifecycle(&peer.url, Binding::Grpc, &JS_1_3_GRPC).await;
+}
+
+/// The token goes as `authorization` metadata; without it UNAUTHENTICATED reads as the 401 it is
+/// over HTTP, naming the scheme and never the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_sdks_want_the_bearer_token_over_grpc() {
+    let python = Peer::start(Sdk::Python13, &["--grpc", "--prefer", "grpc", "--token", "s3cret-py"]);
+    let js = Peer::start(Sdk::Js13, &["--grpc", "--prefer", "grpc", "--token", "s3cret-js"]);
+    let env_var = "A2A_TOKEN_TEST_RUNNER";
+    tokio::join!(
+        bearer_is_required(&python.url, Binding::Grpc, "s3cret-py", env_var),
+        bearer_is_required(&js.url, Binding::Grpc, "s3cret-js", env_var),
+        binary_sends_and_follows(&python.url, Binding::Grpc, Some("s3cret-py")),
+        binary_sends_and_follows(&js.url, Binding::Grpc, Some("s3cret-js")),
+    );
+}
+
+/// A card whose only interface is gRPC, written `http://host:port` (older cards) rather than
+/// `host:port`: the client picks it without being told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_only_card_with_a_scheme_in_its_url() {
+    let python = Peer::start(Sdk::Python13, &["--grpc", "--grpc-only", "--grpc-url-form", "http"]);
+    let js = Peer::start(Sdk::Js13, &["--grpc", "--grpc-only", "--grpc-url-form", "http"]);
+    for peer in [&python, &js] {
+        let client = connect_with(&peer.url, None, None).await;
+        assert_eq!(
+            (client.endpoint.binding, client.endpoint.version),
+            (Binding::Grpc, ProtocolVersion::V1_0)
+        );
+        assert_eq!(client.card.interfaces().len(), 1, "gRPC only");
+        test_run_completes(&client, "run tests").await;
+    }
+}
+
+/// proto/a2a.desc is what scripts/gen-proto.sh makes from the vendored protos today, with the
+/// protoc .ci/run installs (grpcio-tools in the interop venv).
+#[test]
+fn grpc_descriptor_is_what_the_vendored_protos_compile_to() {
+    crate::peers::ensure_installed(Sdk::Python13);
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = tempfile_path("a2a.desc");
+    let status = Command::new("bash")
+        .arg(format!("{root}/scripts/gen-proto.sh"))
+        .arg(&out)
+        .env("PYTHON", format!("{root}/tests/interop/.venv-py13/bin/python"))
+        .status()
+        .expect("scripts/gen-proto.sh runs");
+    assert!(status.success(), "scripts/gen-proto.sh failed");
+    let fresh = std::fs::read(&out).unwrap();
+    let committed = std::fs::read(format!("{root}/proto/a2a.desc")).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert!(
+        fresh == committed,
+        "proto/a2a.desc is stale: run scripts/gen-proto.sh and commit it"
+    );
+}
+
+fn tempfile_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("a2a-watch-{}-{name}", std::process::id()))
+}
+
+/// The dashboard's engine over gRPC, through the real binary: it lists the agent's tasks, follows
+/// each over a SubscribeToTask stream until it ends, and its agent line says `1.0 gRPC`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_follows_tasks_over_grpc() {
+    let peer = Peer::start(Sdk::Python13, &["--grpc", "--prefer", "grpc"]);
+    let client = connect(&peer.url, Binding::Grpc, None).await;
+    let slow = send_non_blocking(&client, "run tests slow").await;
+    let quick = send_non_blocking(&client, "run tests").await;
+    let out = crate::cli::run(&["--agent", &peer.url, "--json", "--until", "all-terminal"], &[]).await;
+    assert!(out.status.success(), "{}", crate::cli::stderr(&out));
+    let lines = crate::cli::lines(&out);
+    assert!(
+        lines.iter().any(|l| l["protocol"] == "1.0 gRPC"),
+        "the agent's line names the binding: {lines:?}"
+    );
+    for task in [&slow.id, &quick.id] {
+        let last = lines
+            .iter()
+            .rev()
+            .find(|l| l["task"] == task.as_str())
+            .expect("the task is printed");
+        assert_eq!(last["state"], "COMPLETED", "{last}");
+    }
+}
