@@ -73,7 +73,7 @@ impl App {
                 }
             },
             Some(Popup::Detail { scroll, .. }) => {
-                let page = self.page.max(1);
+                let page = self.detail_page;
                 match action {
                     Action::Up => *scroll = scroll.saturating_sub(1),
                     Action::Down => *scroll += 1,
