@@ -1,5 +1,6 @@
 //! The footer: the filter being typed, else the last action's outcome for a few seconds, else
-//! the keys that fit (the detail pane's while it is open); always the waiting count and whether the table is live or frozen.
+//! the keys that fit (the detail pane's while it is open); always the waiting count and whether
+//! the table is live or frozen.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
