@@ -312,6 +312,12 @@ impl App {
                     .collect();
                 let at = on_screen.iter().position(|p| *p == self.focus).unwrap_or(0);
                 self.focus = on_screen[(at + 1) % on_screen.len()];
+                // The approvals take over the approval the table had selected, as the compact
+                // strip showed it: focusing them does not jump to another.
+                let followed = self.selected.as_ref().and_then(|k| self.store.approval_index(k));
+                if let (Pane::Approvals, Some(i)) = (self.focus, followed) {
+                    self.approval = i;
+                }
             }
             Action::Inbox => self.push(Popup::Inbox { selected: 0 }),
             Action::Reply => self.reply_to_selected(),

@@ -219,6 +219,15 @@ fn line_at(buffer: &Buffer, row: u16) -> String {
 fn the_compact_approvals_strip_follows_the_tables_selection() {
     let (s, [first, second, _]) = three_approvals();
     let mut app = app(s);
+    // A task that waits for nothing: the strip shows what the pane has selected, plainly.
+    app.selected = Some(key(RUNNER, WORKING));
+    let terminal = render(&mut app, 80, 24);
+    let buffer = terminal.backend().buffer();
+    let strip = row_of(buffer, "3 waiting for approval 1/3");
+    assert!(line_at(buffer, strip).contains("deployer  ecf2dcb6"));
+    assert_ne!(buffer[(0, strip)].bg, app.theme.selection);
+    assert_eq!(app.target_approval(), Some(first));
+    // The second of the three approvals selected in the table: the strip shows it.
     app.selected = Some(second.clone());
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("compact_strip_follows_80x24", terminal.backend());
@@ -233,15 +242,13 @@ fn the_compact_approvals_strip_follows_the_tables_selection() {
     assert_eq!(buffer[(0, strip)].bg, app.theme.selection, "highlighted like the row");
     assert_eq!(
         app.target_approval(),
-        Some(second),
+        Some(second.clone()),
         "what the keys act on is what is shown"
     );
-    // A task that waits for nothing: the strip shows what the pane has selected, plainly.
-    app.selected = Some(key(RUNNER, WORKING));
+    // Focusing the strip keeps that approval, now as the strip's own selection.
+    focus_approvals(&mut app);
     let terminal = render(&mut app, 80, 24);
     let buffer = terminal.backend().buffer();
-    let strip = row_of(buffer, "3 waiting for approval 1/3");
-    assert!(line_at(buffer, strip).contains("deployer  ecf2dcb6"));
-    assert_ne!(buffer[(0, strip)].bg, app.theme.selection);
-    assert_eq!(app.target_approval(), Some(first));
+    assert!(line_at(buffer, row_of(buffer, "▶ 3 waiting for approval 2/3")).contains("a2000000"));
+    assert_eq!(app.target_approval(), Some(second));
 }
