@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::format::{cells, fit, pad, task_id, waited, width};
+use super::format::{SHORT_ID, cells, fit, pad, task_id, waited, width};
 use super::theme::{Theme, state_glyph};
 use crate::app::App;
 use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
@@ -262,7 +262,7 @@ fn draw_inbox(frame: &mut Frame, area: Rect, app: &App, selected: usize) {
         ));
     // Ids alike for more than 8 characters are shown longer: their column widens for all.
     let ids: Vec<String> = waiting.iter().map(|t| task_id(store, &t.key.id)).collect();
-    let id_w = ids.iter().map(|id| width(id)).fold(8, usize::max);
+    let id_w = ids.iter().map(|id| width(id)).fold(SHORT_ID, usize::max);
     let text_width = usize::from(popup.width).saturating_sub(42 + id_w);
     let mut lines: Vec<Line> = waiting
         .iter()

@@ -45,8 +45,8 @@ pub fn line(text: &str, width: usize) -> String {
     fit(&out, width)
 }
 
-/// Characters of an id people quote.
-const SHORT_ID: usize = 8;
+/// Characters of an id people quote (and the least an id column is wide).
+pub const SHORT_ID: usize = 8;
 
 /// Columns a task id may take on screen: a UUID whole. Ids alike for longer are cut all the same.
 pub const TASK_ID_MAX: usize = 36;

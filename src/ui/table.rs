@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
 
 use super::agents::name_width;
-use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, task_id, waited, width};
+use super::format::{SHORT_ID, STATE_NAME, ago, head, line, plural, short_id, state_name, task_id, waited, width};
 use super::theme::state_glyph;
 use super::view::{border, to_u16};
 use crate::a2a::Part;
@@ -38,7 +38,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
             Some((i + app.offset, task, task_id(&app.store, &key.id)))
         })
         .collect();
-    let id_w = shown.iter().map(|(_, _, id)| width(id)).fold(8, usize::max);
+    let id_w = shown.iter().map(|(_, _, id)| width(id)).fold(SHORT_ID, usize::max);
     const STATE_W: usize = STATE_NAME + 2;
     let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
         (
