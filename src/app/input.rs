@@ -73,7 +73,7 @@ impl App {
                 }
             },
             Some(Popup::Detail { scroll, .. }) => {
-                let page = self.page.max(1);
+                let page = self.detail_page;
                 match action {
                     Action::Up => *scroll = scroll.saturating_sub(1),
                     Action::Down => *scroll += 1,
@@ -312,6 +312,12 @@ impl App {
                     .collect();
                 let at = on_screen.iter().position(|p| *p == self.focus).unwrap_or(0);
                 self.focus = on_screen[(at + 1) % on_screen.len()];
+                // The approvals take over the approval the table had selected, as the compact
+                // strip showed it: focusing them does not jump to another.
+                let followed = self.selected.as_ref().and_then(|k| self.store.approval_index(k));
+                if let (Pane::Approvals, Some(i)) = (self.focus, followed) {
+                    self.approval = i;
+                }
             }
             Action::Inbox => self.push(Popup::Inbox { selected: 0 }),
             Action::Reply => self.reply_to_selected(),

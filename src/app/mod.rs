@@ -56,6 +56,10 @@ pub struct App {
     pub offset: usize,
     /// Rows the table shows at once (set from the layout before each draw).
     pub page: usize,
+    /// Lines PgUp/PgDn move the detail pane: what it shows at once less one, kept as context.
+    /// Set from the layout before each draw like `page`, so the keys move by what the person
+    /// sees and drawing stays a pure function of the state.
+    pub detail_page: usize,
     /// The screen the last frame was laid out on: clicks are read against its panes.
     pub screen: Rect,
     /// The popups, bottom to top: the top one gets the keys (`popup`).
@@ -100,6 +104,7 @@ impl App {
             selected: None,
             offset: 0,
             page: 10,
+            detail_page: 10,
             screen: Rect::new(0, 0, 80, 24),
             popups: Vec::new(),
             focus: Pane::Tasks,
@@ -236,6 +241,7 @@ impl App {
         let areas = view::areas(area, self);
         self.screen = area;
         self.page = areas.page();
+        self.detail_page = detail::visible_lines(areas.body()).saturating_sub(1).max(1);
         self.refresh();
         let max = match self.top() {
             Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(self, key, areas.body())),

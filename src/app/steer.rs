@@ -289,7 +289,7 @@ impl App {
         match self.store.action(id).cloned() {
             Some(ActionOutcome::Done { .. }) => {
                 self.close(|p| matches!(p, Popup::Confirm(c) if c.ask == confirmed.ask));
-                self.flash(format!("{}: done", confirm_what(&confirmed.ask)), false);
+                self.flash(format!("{}: done", confirm_what(&confirmed.ask, &self.store)), false);
             }
             // Already said it got no reply: the retry, if any, reports for itself.
             Some(ActionOutcome::Failed { .. }) if confirmed.given_up => {}
@@ -311,7 +311,7 @@ impl App {
             again.note = Some((error, true));
             self.show_confirm(again);
         } else {
-            self.flash(format!("{}: {error}", confirm_what(&ask)), true);
+            self.flash(format!("{}: {error}", confirm_what(&ask, &self.store)), true);
         }
     }
 
@@ -342,10 +342,10 @@ impl App {
 }
 
 /// A confirmation's action in a few words, for the footer.
-fn confirm_what(ask: &Ask) -> String {
+fn confirm_what(ask: &Ask, store: &Store) -> String {
     let subject = ask.subject();
     match ask {
-        Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::short_id(&key.id)),
+        Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::task_id(store, &key.id)),
         Ask::Approve { approved: true, .. } => format!("approve {subject}"),
         Ask::Approve { .. } => format!("deny {subject}"),
         Ask::Connection { .. } => format!("connect {subject}"),

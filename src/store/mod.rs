@@ -5,6 +5,7 @@
 //! snapshot older than what we hold does not roll a task back (streams, ListTasks and GetTask
 //! race each other, and the protocol has no sequence numbers).
 
+mod ids;
 pub mod query;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
@@ -283,6 +284,8 @@ pub struct Store {
     /// Per agent, every context id seen, so its tasks share one copy: an agent's tasks often
     /// belong to a few contexts, and 100,000 copies of the same id cost about 5 MiB.
     contexts: Vec<HashSet<Arc<str>>>,
+    /// Every task id, sorted, so the screen shows each as much as tells it apart (`task_id_chars`).
+    ids: ids::SortedIds,
     /// Kept as tasks move, so the header and the inbox cost nothing per frame: counts per
     /// agent, and the waiting tasks by (since when, key), oldest first.
     counts: Vec<Counts>,
@@ -328,6 +331,12 @@ impl Store {
         self.tasks.iter().flat_map(HashMap::values).map(|t| &**t)
     }
 
+    /// How many leading characters of a task id tell it apart from every other task's id (of
+    /// any agent), counting at most `max`; more than the id has when it is the start of another.
+    pub fn task_id_chars(&self, id: &str, max: usize) -> usize {
+        self.ids.distinguishing_chars(id, max)
+    }
+
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
         self.actions.get(&id).map(|(_, outcome)| outcome)
     }
@@ -370,6 +379,15 @@ impl Store {
     /// looked up, so a pane of five costs five lookups whatever the number waiting.
     pub fn approvals_from(&self, first: usize) -> impl Iterator<Item = &TaskEntry> {
         self.approvals.iter().skip(first).filter_map(|(_, key)| self.task(key))
+    }
+
+    /// Where a task is among the approvals (`approvals_from`), if it waits for one.
+    pub fn approval_index(&self, key: &TaskKey) -> Option<usize> {
+        let (_, since) = self.indexed(key.agent, &key.id)?;
+        let at = (since, key.clone());
+        self.approvals
+            .contains(&at)
+            .then(|| self.approvals.range(..&at).count())
     }
 
     /// Whether some task waits on a person, without looking at every task.
@@ -608,6 +626,7 @@ impl Store {
         let contexts = &mut self.contexts[agent];
         if !map.contains_key(id) {
             let key = TaskKey { agent, id: id.into() };
+            self.ids.insert(&key.id);
             let entry = TaskEntry {
                 key: key.clone(),
                 context: intern(contexts, ""),

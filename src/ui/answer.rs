@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::format::{cells, short_id, waited};
+use super::format::{cells, task_id, waited};
 use super::theme::Theme;
 use crate::a2a::{Message, PartContent};
 use crate::app::App;
@@ -54,7 +54,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, boxed: &AnswerBox, app: &App) 
         Span::styled(
             format!(
                 "· task {} · waiting {} ",
-                short_id(&task.key.id),
+                task_id(store, &task.key.id),
                 waited(now, task.state_since)
             ),
             theme.dim(),

@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{line, links, short_id, waited, wrap};
+use super::format::{line, links, task_id, waited, wrap};
 use super::table::status_head;
 use super::view::{border, spans_width};
 use crate::a2a::interactions::{Interaction, Kind};
@@ -77,7 +77,7 @@ pub(super) fn approval_blocks(
     let header = |p: &TaskEntry, lead: Vec<Span<'static>>| {
         let mut spans = lead;
         spans.push(Span::raw(format!("{}  ", line(app.store.agent_name(p.key.agent), 16))));
-        spans.push(Span::styled(format!("{}  ", short_id(&p.key.id)), t.dim()));
+        spans.push(Span::styled(format!("{}  ", task_id(&app.store, &p.key.id)), t.dim()));
         spans.push(Span::styled(
             format!("{}  ", waited(app.now, p.state_since)),
             Style::new().fg(t.interrupted),
@@ -87,8 +87,18 @@ pub(super) fn approval_blocks(
         Line::from(spans)
     };
     if compact {
-        let i = app.approval.min(pending.saturating_sub(1));
-        let Some(p) = app.approval_at(i) else {
+        // One approval, the one the approval keys act on: the table's selected task when it waits
+        // for an approval (highlighted like the selected row), else the pane's selection
+        // (`App::target_approval`).
+        let following = (!focused)
+            .then(|| app.selected_task())
+            .flatten()
+            .and_then(|t| Some((app.store.approval_index(&t.key)?, t)));
+        let from_pane = || {
+            let i = app.approval.min(pending.saturating_sub(1));
+            Some((i, app.approval_at(i)?))
+        };
+        let Some((i, p)) = following.or_else(from_pane) else {
             return Vec::new();
         };
         let marker = if focused { "▶" } else { "◆" };
@@ -100,7 +110,11 @@ pub(super) fn approval_blocks(
             lead.push(Span::styled(format!("{}/{pending} ", i + 1), t.dim()));
         }
         lead.push(Span::styled("· ", t.dim()));
-        let mut block = vec![header(p, lead)];
+        let mut head = header(p, lead);
+        if following.is_some() {
+            head = head.style(Style::new().bg(t.selection));
+        }
+        let mut block = vec![head];
         block.extend(link_lines(p, "   "));
         return vec![block];
     }

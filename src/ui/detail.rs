@@ -300,23 +300,26 @@ fn block(t: &Theme) -> Block<'static> {
         .padding(Padding::horizontal(1))
 }
 
+/// Lines of text the pane shows at once in `area`.
+pub fn visible_lines(area: Rect) -> usize {
+    usize::from(inner(area).height)
+}
+
 /// How far the pane can scroll: its last line at the bottom.
 pub fn max_scroll(app: &App, key: &TaskKey, area: Rect) -> usize {
     let inner = inner(area);
     app.store.task(key).map_or(0, |task| {
         lines(app, task, usize::from(inner.width))
             .len()
-            .saturating_sub(usize::from(inner.height))
+            .saturating_sub(visible_lines(area))
     })
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, key: &TaskKey, scroll: usize) {
     let t = &app.theme;
     frame.render_widget(Clear, area);
-    let title = Line::styled(
-        " Task detail · ↑↓ pgup pgdn scroll · esc back ",
-        Style::new().fg(t.title),
-    );
+    // Its keys are in the footer, from the key map.
+    let title = Line::styled(" Task detail ", Style::new().fg(t.title));
     let Some(task) = app.store.task(key) else {
         frame.render_widget(
             Paragraph::new("This task is gone from the store.").block(block(t).title(title)),
@@ -325,7 +328,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, key: &TaskKey, scroll: usi
         return;
     };
     let inner = inner(area);
-    let height = usize::from(inner.height);
+    let height = visible_lines(area);
     let all = lines(app, task, usize::from(inner.width));
     let total = all.len();
     let scroll = scroll.min(total.saturating_sub(height));

@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::format::{cells, fit, short_id, waited};
+use super::format::{SHORT_ID, cells, fit, pad, task_id, waited, width};
 use super::theme::{Theme, state_glyph};
 use crate::app::App;
 use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
@@ -23,7 +23,11 @@ fn question(ask: &Ask, store: &Store) -> String {
     let subject = ask.subject();
     match ask {
         Ask::Cancel { state, .. } => {
-            format!("Cancel task {} ({}) on {agent}?", short_id(&key.id), state.short_name())
+            format!(
+                "Cancel task {} ({}) on {agent}?",
+                task_id(store, &key.id),
+                state.short_name()
+            )
         }
         Ask::Approve { approved: true, .. } => format!("Approve {subject} for {agent}?"),
         Ask::Approve { .. } => format!("Deny {subject} for {agent}?"),
@@ -256,11 +260,15 @@ fn draw_inbox(frame: &mut Frame, area: Rect, app: &App, selected: usize) {
             ),
             Style::new().fg(theme.interrupted).add_modifier(Modifier::BOLD),
         ));
-    let text_width = usize::from(popup.width.saturating_sub(50));
+    // Ids alike for more than 8 characters are shown longer: their column widens for all.
+    let ids: Vec<String> = waiting.iter().map(|t| task_id(store, &t.key.id)).collect();
+    let id_w = ids.iter().map(|id| width(id)).fold(SHORT_ID, usize::max);
+    let text_width = usize::from(popup.width).saturating_sub(42 + id_w);
     let mut lines: Vec<Line> = waiting
         .iter()
+        .zip(ids)
         .enumerate()
-        .map(|(i, t)| {
+        .map(|(i, (t, id))| {
             let marker = if i == selected { "▶ " } else { "  " };
             let row = Line::from(vec![
                 Span::styled(marker, Style::new().fg(theme.title)),
@@ -269,7 +277,7 @@ fn draw_inbox(frame: &mut Frame, area: Rect, app: &App, selected: usize) {
                     Style::new().fg(theme.interrupted),
                 ),
                 Span::raw(format!("{:<14} ", fit(&one_line(store.agent_name(t.key.agent)), 14))),
-                Span::styled(format!("{} ", short_id(&t.key.id)), theme.dim()),
+                Span::styled(pad(&id, id_w + 1), theme.dim()),
                 Span::styled(
                     format!("{} {:<15}", state_glyph(t.state()), t.state().short_name()),
                     theme.state(t.state()),

@@ -1,5 +1,6 @@
 //! The footer: the filter being typed, else the last action's outcome for a few seconds, else
-//! the keys that fit; always the waiting count and whether the table is live or frozen.
+//! the keys that fit (the detail pane's while it is open); always the waiting count and whether
+//! the table is live or frozen.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -61,6 +62,27 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
         return;
     }
+    let hints = if matches!(app.top(), Some(Popup::Detail { .. })) {
+        detail_hints(app)
+    } else {
+        main_hints(app, waiting)
+    };
+    // As many hints as fit beside the counter, most useful first.
+    let room_left = room.saturating_sub(spans_width(&right) + 1);
+    let mut left = String::new();
+    for h in hints {
+        let next = format!(" {h} ");
+        if width(&left) + width(&next) > room_left {
+            break;
+        }
+        left.push_str(&next);
+    }
+    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
+    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+}
+
+/// The main screen's keys, most useful first.
+fn main_hints(app: &App, waiting: usize) -> Vec<String> {
     let k = |a: Action| app.keys.hint(a);
     let mut hints = vec![
         format!("{}{} move", k(Action::Up), k(Action::Down)),
@@ -80,16 +102,18 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         format!("{} freeze", k(Action::Freeze)),
         format!("{} finished", k(Action::ToggleTerminal)),
     ]);
-    // As many hints as fit beside the counter, most useful first.
-    let room_left = room.saturating_sub(spans_width(&right) + 1);
-    let mut left = String::new();
-    for h in hints {
-        let next = format!(" {h} ");
-        if width(&left) + width(&next) > room_left {
-            break;
-        }
-        left.push_str(&next);
-    }
-    frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
-    frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+    hints
+}
+
+/// The detail pane's keys (the main map's moves scroll it; any other key closes it).
+fn detail_hints(app: &App) -> Vec<String> {
+    let k = |a: Action| app.keys.hint(a);
+    vec![
+        format!("{}{} scroll", k(Action::Up), k(Action::Down)),
+        format!("{} {} page", k(Action::PageUp), k(Action::PageDown)),
+        format!("{} top", k(Action::Top)),
+        format!("{} end", k(Action::Bottom)),
+        format!("{} back", k(Action::Back)),
+        format!("{} help", k(Action::Help)),
+    ]
 }

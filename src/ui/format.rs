@@ -7,6 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::a2a::{Message, Part, PartContent, TaskState};
+use crate::store::Store;
 use crate::text::one_line;
 
 /// How much of a status message is searched for links.
@@ -44,9 +45,36 @@ pub fn line(text: &str, width: usize) -> String {
     fit(&out, width)
 }
 
+/// Characters of an id people quote (and the least an id column is wide).
+pub const SHORT_ID: usize = 8;
+
+/// Columns a task id may take on screen: a UUID whole. Ids alike for longer are cut all the same.
+pub const TASK_ID_MAX: usize = 36;
+
 /// The first 8 characters of an id, the way people quote them.
 pub fn short_id(id: &str) -> String {
-    one_line(head(id, 64).0).chars().take(8).collect()
+    one_line(head(id, 64).0).chars().take(SHORT_ID).collect()
+}
+
+/// A task id as people quote it, its first 8 characters, unless another task's id starts the
+/// same way: then as many as tell it apart from every other, and `…` when that is not all of
+/// it, so `t-flood-99` (whole) and `t-flood-99a…` (cut) read differently. Two neighbour lookups
+/// in the store, whatever the number of tasks.
+pub fn task_id(store: &Store, id: &str) -> String {
+    // One column is kept for the `…`.
+    let needed = store.task_id_chars(id, TASK_ID_MAX - 1);
+    if needed <= SHORT_ID {
+        return short_id(id);
+    }
+    let (shown, cut) = match id.char_indices().nth(needed) {
+        Some((end, _)) => (&id[..end], true),
+        None => (id, false),
+    };
+    let mut out = one_line(shown);
+    if cut {
+        out.push('…');
+    }
+    fit(&out, TASK_ID_MAX)
 }
 
 /// Columns `text` takes on screen.

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
 
 use super::agents::name_width;
-use super::format::{STATE_NAME, ago, head, line, plural, short_id, state_name, waited};
+use super::format::{SHORT_ID, STATE_NAME, ago, head, line, plural, short_id, state_name, task_id, waited, width};
 use super::theme::state_glyph;
 use super::view::{border, to_u16};
 use crate::a2a::Part;
@@ -27,16 +27,28 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     }
     // The agent column is as wide as the longest name, within limits: a short tag when narrow.
     let agent_w = name_width(app, if wide { 16 } else { 10 });
+    let page = usize::from(area.height.saturating_sub(3));
+    // Only the rows on screen are built; their ids decide how wide the id column is.
+    let shown: Vec<(usize, &TaskEntry, String)> = app
+        .rows_from(app.offset)
+        .take(page)
+        .enumerate()
+        .filter_map(|(i, key)| {
+            let task = app.store.task(key)?;
+            Some((i + app.offset, task, task_id(&app.store, &key.id)))
+        })
+        .collect();
+    let id_w = shown.iter().map(|(_, _, id)| width(id)).fold(SHORT_ID, usize::max);
     const STATE_W: usize = STATE_NAME + 2;
     let (header, fixed): (Vec<&str>, Vec<usize>) = if wide {
         (
             vec!["AGENT", "TASK", "CONTEXT", "STATE", "FOR", "UPDATED", "STATUS", "ART"],
-            vec![agent_w, 8, 8, STATE_W, 5, 7, 0, 3],
+            vec![agent_w, id_w, 8, STATE_W, 5, 7, 0, 3],
         )
     } else {
         (
             vec!["AGENT", "TASK", "STATE", "FOR", "STATUS"],
-            vec![agent_w, 8, STATE_W, 5, 0],
+            vec![agent_w, id_w, STATE_W, 5, 0],
         )
     };
     // Room to breathe between columns once the status text has plenty.
@@ -53,22 +65,16 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
             }
         })
         .collect();
-    let page = usize::from(area.height.saturating_sub(3));
     let selected = app.selected_index();
-    // Only the rows on screen are built.
-    let body: Vec<Row> = app
-        .rows_from(app.offset)
-        .take(page)
-        .enumerate()
-        .map(|(i, key)| (i + app.offset, key))
-        .filter_map(|(i, key)| {
-            let task = app.store.task(key)?;
-            let row = Row::new(task_cells(app, task, wide, agent_w, status_w));
-            Some(if Some(i) == selected {
+    let body: Vec<Row> = shown
+        .into_iter()
+        .map(|(i, task, id)| {
+            let row = Row::new(task_cells(app, task, id, wide, agent_w, status_w));
+            if Some(i) == selected {
                 row.style(Style::new().bg(t.selection))
             } else {
                 row
-            })
+            }
         })
         .collect();
     let header = Row::new(header).style(Style::new().bg(t.header).add_modifier(Modifier::BOLD));
@@ -178,10 +184,17 @@ pub(super) fn status_words(app: &App, task: &TaskEntry, width: usize) -> Span<'s
     }
 }
 
-fn task_cells(app: &App, task: &TaskEntry, wide: bool, agent_w: usize, status_w: usize) -> Vec<Cell<'static>> {
+fn task_cells(
+    app: &App,
+    task: &TaskEntry,
+    id: String,
+    wide: bool,
+    agent_w: usize,
+    status_w: usize,
+) -> Vec<Cell<'static>> {
     let t = &app.theme;
     let agent = app.store.agent_name(task.key.agent);
-    let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(short_id(&task.key.id))];
+    let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(id)];
     if wide {
         cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
     }

@@ -393,3 +393,6 @@ mod steering;
 
 /// The delegation tree: nesting, counts, collapse, keys.
 mod tree;
+
+/// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
+mod audience;

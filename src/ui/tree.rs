@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::format::{STATE_NAME, fit, line, short_id, waited, width};
+use super::format::{STATE_NAME, fit, line, short_id, task_id, waited, width};
 use super::table::{draw_empty, pane_title, state_words, status_words};
 use super::view::{Labels, border, counts_spans, spans_width};
 use crate::a2a::{Part, Role, StateClass};
@@ -87,8 +87,9 @@ impl Columns {
 }
 
 /// Indentation and the branch marker: ▾ open, ▸ closed, nothing for a leaf. Rows deeper than
-/// the column allows are indented no further: the task id must stay readable.
-fn lead(app: &App, row: &Row, columns: &Columns) -> String {
+/// the column allows are indented no further: the `id_w` columns of the task id must stay
+/// readable.
+fn lead(app: &App, row: &Row, columns: &Columns, id_w: usize) -> String {
     let marker = if app.tree.tree().children(&row.node).is_empty() {
         "  "
     } else if app.tree.is_collapsed(&row.node) {
@@ -96,7 +97,7 @@ fn lead(app: &App, row: &Row, columns: &Columns) -> String {
     } else {
         "▾ "
     };
-    let deepest = columns.tree.saturating_sub(2 + 8) / 2;
+    let deepest = columns.tree.saturating_sub(2 + id_w) / 2;
     format!("{}{marker}", "  ".repeat(row.depth.min(deepest)))
 }
 
@@ -134,7 +135,7 @@ fn with_counts(app: &App, node: &Node, text: Vec<Span<'static>>, room: usize) ->
 /// `agent` None: a planner's context, across the agents it delegated to through taps.
 fn context_row(app: &App, row: &Row, agent: Option<AgentId>, id: &str, columns: &Columns) -> Vec<Span<'static>> {
     let t = &app.theme;
-    let lead = lead(app, row, columns);
+    let lead = lead(app, row, columns, 8);
     let name = agent.map_or("planner", |agent| app.store.agent_name(agent));
     let label = context_label(app, &row.node, id);
     let text = vec![
@@ -183,7 +184,8 @@ fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<
     } else {
         String::new()
     };
-    let name = format!("{}{agent}{}", lead(app, row, columns), short_id(&key.id));
+    let id = task_id(&app.store, &key.id);
+    let name = format!("{}{agent}{id}", lead(app, row, columns, width(&id)));
     let mut spans = Vec::new();
     columns.push_cells(
         &mut spans,
