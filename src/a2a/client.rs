@@ -649,8 +649,13 @@ impl Client {
         uris
     }
 
+    /// A call as errors name it.
+    fn what(&self, call: &Call<'_>) -> String {
+        format!("{} on {}", call.name(), self.name)
+    }
+
     async fn send(&self, call: &Call<'_>) -> Result<reqwest::Response> {
-        let what = format!("{} on {}", call.name(), self.name);
+        let what = self.what(call);
         let mut resp = self
             .build(call, Method::POST)?
             .send()
@@ -724,6 +729,7 @@ impl Client {
             )));
         }
         Ok(grpc::Request {
+            what: self.what(call),
             metadata: tonic::metadata::MetadataMap::from_headers(carried.headers),
             message_limit,
         })
@@ -735,7 +741,7 @@ impl Client {
             tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => {
                 self.unauthorized(grpc::http_status(status.code()), None)
             }
-            _ => grpc::error(status, call.name()),
+            _ => grpc::error(status, &self.what(call)),
         }
     }
 

@@ -95,8 +95,10 @@ pub fn interface_url(written: &str) -> Option<Url> {
     Url::parse(&format!("https://{written}")).ok()
 }
 
-/// One request: the call's message, its metadata, and a bound on what a reply may be.
+/// One request: its metadata, a bound on what a reply may be, and what to call it in errors
+/// (`SendMessage on deployer`).
 pub struct Request {
+    pub what: String,
     pub metadata: MetadataMap,
     pub message_limit: usize,
 }
@@ -120,7 +122,7 @@ pub async fn unary<T: DeserializeOwned>(
         Ok(reply) => reply,
         Err(_) => {
             return Err(Error::Unreachable {
-                what: call.name().to_string(),
+                what: req.what,
                 cause: format!("no reply within {}s", timeout.as_secs()),
             });
         }
@@ -144,12 +146,12 @@ pub async fn stream(
     if let Err(e) = grpc.ready().await {
         return Ok(Err(Status::unavailable(e.to_string())));
     }
-    let what = call.name();
+    let what = req.what;
     let output = method.output();
     Ok(match grpc.server_streaming(request, path, RawCodec).await {
         Ok(resp) => Ok(resp.into_inner().map(move |item| match item {
             Ok(bytes) => decode(&output, "stream event", bytes),
-            Err(status) => Err(error(&status, what)),
+            Err(status) => Err(error(&status, &what)),
         })),
         Err(status) => Err(status),
     })

@@ -86,6 +86,55 @@ fn grpc_descriptor_is_what_the_vendored_protos_compile_to() {
     );
 }
 
+/// TLS through rustls: the agent serves gRPC over TLS with a certificate of its own for localhost,
+/// its card says `https://localhost:PORT`. Trusted (SSL_CERT_FILE, which the system's roots are
+/// read from), the run goes through with the token; untrusted, nothing is sent and the error says
+/// why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_over_tls_with_the_systems_roots() {
+    let dir = std::env::temp_dir().join(format!("a2a-watch-grpc-tls-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_arg = dir.to_str().unwrap();
+    let peer = Peer::start(
+        Sdk::Python13,
+        &["--grpc", "--grpc-only", "--grpc-tls", dir_arg, "--token", "s3cret-tls"],
+    );
+    // The card's host is the gRPC interface's, so the token may go there (over TLS).
+    let card_url = peer.url.replace("127.0.0.1", "localhost");
+    let cert = dir.join("cert.pem");
+    let trusted = [
+        ("SSL_CERT_FILE", cert.to_str().unwrap()),
+        ("A2A_TOKEN_RUNNER", "s3cret-tls"),
+    ];
+    let send = [
+        "--agent",
+        "x",
+        "--name",
+        "runner",
+        "send",
+        &card_url,
+        "run tests",
+        "--follow",
+    ];
+    let out = crate::cli::run(&send[2..], &trusted).await;
+    assert!(out.status.success(), "{}", crate::cli::stderr(&out));
+    let lines = crate::cli::lines(&out);
+    assert_eq!(lines.last().unwrap()["state"], "COMPLETED", "{lines:?}");
+    let card = crate::cli::run(&["card", &card_url, "--json"], &trusted).await;
+    let card = String::from_utf8_lossy(&card.stdout);
+    assert!(card.contains("https://localhost:"), "{card}");
+
+    let untrusted = [("A2A_TOKEN_RUNNER", "s3cret-tls"), ("SSL_CERT_FILE", "/dev/null")];
+    let out = crate::cli::run(&send[2..], &untrusted).await;
+    let err = crate::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.to_lowercase().contains("certificate") && !err.contains("s3cret"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempfile_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("a2a-watch-{}-{name}", std::process::id()))
 }

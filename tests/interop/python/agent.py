@@ -17,7 +17,8 @@ interface (see tests/interop/GRPC.md).
 
 Run:  .venv-py13/bin/python agent.py --port 0 [--token T] [--name test-runner]
           [--prefer jsonrpc|rest|grpc] [--v03-compat] [--push]
-          [--grpc [--grpc-port 0] [--grpc-url-form hostport|http] [--grpc-only]]
+          [--grpc [--grpc-port 0] [--grpc-url-form hostport|http] [--grpc-only]
+                  [--grpc-tls DIR]]
 --push: the card says streaming: false and pushNotifications: true, and the SDK's
 own push sender (InMemoryPushNotificationConfigStore + BasePushNotificationSender)
 delivers every event to the registered webhooks.
@@ -552,11 +553,55 @@ class GrpcBearerAuth(grpc.aio.ServerInterceptor):
         )
 
 
-def bind_grpc(port: int, token: str | None) -> tuple[grpc.aio.Server, int]:
+def bind_grpc(port: int, token: str | None, tls_dir: str | None) -> tuple[grpc.aio.Server, int]:
     """A gRPC server bound to 127.0.0.1:port (0 = a free one), not started yet:
-    the card needs its port before the request handler exists."""
+    the card needs its port before the request handler exists. With tls_dir, it
+    serves TLS with a new certificate for localhost, whose CA it writes to
+    tls_dir/cert.pem for the client to trust."""
     server = grpc.aio.server(interceptors=[GrpcBearerAuth(token)] if token else [])
-    return server, server.add_insecure_port(f'127.0.0.1:{port}')
+    if tls_dir is None:
+        return server, server.add_insecure_port(f'127.0.0.1:{port}')
+    key_pem, cert_pem, ca_pem = localhost_certificate()
+    with open(os.path.join(tls_dir, 'cert.pem'), 'wb') as f:
+        f.write(ca_pem)
+    credentials = grpc.ssl_server_credentials([(key_pem, cert_pem)])
+    return server, server.add_secure_port(f'127.0.0.1:{port}', credentials)
+
+
+def localhost_certificate() -> tuple[bytes, bytes, bytes]:
+    """A one-day CA and, signed by it, a key and certificate for DNS:localhost
+    (PEM: key, certificate, CA). webpki refuses a CA certificate as a server's own."""
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def issue(subject: str, key: Any, issuer: str, signer: Any, ca: bool) -> Any:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName('localhost')]), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = issue('interop test CA', ca_key, 'interop test CA', ca_key, True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = issue('localhost', key, 'interop test CA', ca_key, False)
+    pem = serialization.Encoding.PEM
+    key_pem = key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key_pem, leaf.public_bytes(pem), ca.public_bytes(pem)
 
 
 async def main() -> None:
@@ -573,6 +618,9 @@ async def main() -> None:
                     help="the GRPC interface url: 127.0.0.1:PORT or http://127.0.0.1:PORT")
     ap.add_argument('--grpc-only', action='store_true',
                     help='the card lists only the GRPC interface')
+    ap.add_argument('--grpc-tls', metavar='DIR', default=None,
+                    help='serve gRPC over TLS (a certificate for localhost, its CA in DIR/cert.pem); '
+                         'the interface url is https://localhost:PORT')
     ap.add_argument('--v03-compat', action='store_true',
                     help='also serve A2A 0.3 (SDK adapter) and declare a 0.3 JSONRPC interface')
     ap.add_argument('--push', action='store_true',
@@ -596,9 +644,11 @@ async def main() -> None:
 
     grpc_server, grpc_url = None, None
     if args.grpc:
-        grpc_server, grpc_port = bind_grpc(args.grpc_port, args.token)
+        grpc_server, grpc_port = bind_grpc(args.grpc_port, args.token, args.grpc_tls)
         grpc_url = f'127.0.0.1:{grpc_port}'
-        if args.grpc_url_form == 'http':
+        if args.grpc_tls:
+            grpc_url = f'https://localhost:{grpc_port}'
+        elif args.grpc_url_form == 'http':
             grpc_url = f'http://{grpc_url}'
     app, handler = build_app(args.name, base_url, args.token, args.prefer, args.v03_compat,
                              args.push, grpc_url, args.grpc_only)
