@@ -216,6 +216,13 @@ async fn python_push_over_http_json_follows_tasks_by_webhooks_and_cleans_up() {
     followed_by_webhooks(Sdk::Python13, Binding::Rest).await;
 }
 
+/// The push configs are created and deleted over gRPC (spec section 10.4.7, 10.4.10); the
+/// deliveries are HTTP POSTs whatever the binding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_push_over_grpc_follows_tasks_by_webhooks_and_cleans_up() {
+    followed_by_webhooks(Sdk::Python13, Binding::Grpc).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_0_3_push_follows_tasks_by_webhooks_and_cleans_up() {
     followed_by_webhooks(Sdk::Python03, Binding::JsonRpc).await;
