@@ -308,7 +308,7 @@ mod tests {
             err.contains("/tmp/c.toml") && err.contains("line 3") && err.contains("tokn_env"),
             "{err}"
         );
-        let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"grpc\"\n", Path::new("c.toml"))
+        let err = Config::parse("[[agent]]\nurl = \"h\"\nbinding = \"websocket\"\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
         assert!(err.contains("expected jsonrpc, rest or grpc"), "{err}");
