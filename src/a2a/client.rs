@@ -257,7 +257,8 @@ pub(crate) fn redirected(resp: &reqwest::Response, what: impl Into<String>) -> O
 /// Why a credential must not go to `url`: plain http to a host that is not loopback, unless the
 /// user allowed it for this agent.
 pub(crate) fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
-    (url.scheme() == "http" && !auth::is_loopback(url) && !allow_insecure_http).then(|| {
+    // Anything but https is plain text to us (a `grpc://` URL would be cleartext HTTP/2).
+    (url.scheme() != "https" && !auth::is_loopback(url) && !allow_insecure_http).then(|| {
         format!(
             "{} is plain http to a host that is not loopback; credentials go there only with \
              allow_insecure_http = true in this agent's config (or --allow-insecure-http)",
@@ -557,8 +558,12 @@ impl Client {
         headers.append("a2a-version", HeaderValue::from_static(self.endpoint.version.label()));
         let extensions = self.requested_extensions(call).join(", ");
         if !extensions.is_empty() {
-            let value = HeaderValue::try_from(&extensions)
-                .map_err(|_| Error::Input(format!("extension URIs {extensions:?} are not a valid header value")))?;
+            let value = HeaderValue::try_from(&extensions).map_err(|_| {
+                Error::Input(format!(
+                    "extension URIs \"{}\" are not a valid header value",
+                    crate::text::one_line(&extensions)
+                ))
+            })?;
             if self.endpoint.version == ProtocolVersion::V0_3 {
                 headers.append("x-a2a-extensions", value.clone());
             }
@@ -580,8 +585,12 @@ impl Client {
                     secret(format!("Basic {}", auth::basic_credentials(&token)))?,
                 )),
                 Placement::Header(name) => {
-                    let name = HeaderName::try_from(name.as_str())
-                        .map_err(|_| Error::Input(format!("the card's header name {name:?} is not valid")))?;
+                    let name = HeaderName::try_from(name.as_str()).map_err(|_| {
+                        Error::Input(format!(
+                            "the card's header name \"{}\" is not valid",
+                            crate::text::one_line(&name)
+                        ))
+                    })?;
                     Some((name, secret(token.expose().to_string())?))
                 }
                 Placement::Cookie(name) => Some((COOKIE, secret(format!("{name}={}", token.expose()))?)),
@@ -719,37 +728,45 @@ impl Client {
         }
     }
 
-    /// A gRPC call's metadata, from what every request carries.
-    fn grpc_request(&self, call: &Call<'_>, message_limit: usize) -> Result<grpc::Request> {
+    /// A gRPC call's metadata, from what every request carries, and how to read a refusal: a
+    /// refused credential reads as it does over HTTP, in a stream too.
+    fn grpc_request(&self, call: &Call<'_>, limit: usize) -> Result<grpc::Request> {
         let carried = self.carried(call)?;
         if carried.query.is_some() {
             return Err(Error::Input(format!(
                 "{}'s card asks for the credential in the URL's query, which gRPC has no place for",
-                self.name
+                crate::text::one_line(&self.name)
             )));
         }
+        let sent = self.sent_token();
+        let (agent, asks_for, env_var) = (self.name.clone(), self.auth.asks_for.clone(), self.token_env_var());
+        let sent_as = sent.as_ref().map(|_| self.placement().describe());
+        let sent_from = sent.map(|t| t.source);
+        let shared_applies = self.auth.placement.is_some();
+        let unauthorized = move |status| Error::Unauthorized {
+            status,
+            agent: agent.clone(),
+            asks_for: asks_for.clone(),
+            env_var: env_var.clone(),
+            sent_as: sent_as.clone(),
+            sent_from: sent_from.clone().map(Box::new),
+            shared_applies,
+        };
         Ok(grpc::Request {
-            what: self.what(call),
             metadata: tonic::metadata::MetadataMap::from_headers(carried.headers),
-            message_limit,
+            refusal: grpc::Refusal {
+                what: self.what(call),
+                limit,
+                streaming: call.is_streaming(),
+                unauthorized: Box::new(unauthorized),
+            },
         })
-    }
-
-    /// A gRPC refusal as our error; a refused credential reads as it does over HTTP.
-    fn grpc_refusal(&self, status: &tonic::Status, call: &Call<'_>) -> Error {
-        match status.code() {
-            tonic::Code::Unauthenticated | tonic::Code::PermissionDenied => {
-                self.unauthorized(grpc::http_status(status.code()), None)
-            }
-            _ => grpc::error(status, &self.what(call)),
-        }
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call<'_>) -> Result<T> {
         if let Some(link) = &self.grpc {
             let req = self.grpc_request(&call, BODY_LIMIT)?;
-            let reply = grpc::unary(link, &call, req, self.request_timeout).await?;
-            return reply.map_err(|status| self.grpc_refusal(&status, &call));
+            return grpc::unary(link, &call, req, self.request_timeout).await;
         }
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
@@ -764,10 +781,7 @@ impl Client {
     async fn stream(&self, call: Call<'_>) -> Result<EventStream> {
         if let Some(link) = &self.grpc {
             let req = self.grpc_request(&call, self.frame_limit)?;
-            return match grpc::stream(link, &call, req).await? {
-                Ok(events) => Ok(Box::pin(events)),
-                Err(status) => Err(self.grpc_refusal(&status, &call)),
-            };
+            return Ok(Box::pin(grpc::stream(link, &call, req).await?));
         }
         let resp = self.send(&call).await?;
         let status = resp.status().as_u16();
@@ -873,10 +887,13 @@ fn choose_endpoint(card: &AgentCard, base: Option<&Url>, forced: Option<Binding>
         if forced.is_some_and(|f| f != binding) {
             return None;
         }
-        let url = match base {
-            _ if binding == Binding::Grpc => grpc::interface_url(&i.url)?,
-            Some(b) => b.join(&i.url).ok()?,
-            None => Url::parse(&i.url).ok()?,
+        let url = if binding == Binding::Grpc {
+            grpc::interface_url(&i.url)?
+        } else {
+            match base {
+                Some(b) => b.join(&i.url).ok()?,
+                None => Url::parse(&i.url).ok()?,
+            }
         };
         Some(Endpoint {
             url,

@@ -9,6 +9,7 @@
 //! into `proto/a2a.desc` (proto/README.md). Everything around the call (credentials, extensions,
 //! the version, where a credential may go) is decided in `client`, as for the other bindings.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
 
@@ -44,13 +45,21 @@ fn method(call: &Call) -> MethodDescriptor {
         .expect("every operation is a method of A2AService in proto/a2a.desc")
 }
 
-/// The connection to a gRPC interface: checked when the client is made, connected on first use
-/// (and again after a failure), since making the channel needs the runtime. TLS for https, with
+/// Connections a gRPC interface's streams are spread over. Proxies and load balancers commonly
+/// cap the concurrent streams of one HTTP/2 connection at 100 to 128 and queue the rest without an
+/// error, while the engine holds up to 256 subscriptions by default (`WatchOptions::max_streams`).
+const STREAM_CONNECTIONS: usize = 4;
+
+/// The connections to a gRPC interface: checked when the client is made, connected on first use
+/// (and again after a failure), since making a channel needs the runtime. Unary calls have a
+/// connection of their own, so a listing never queues behind subscriptions. TLS for https, with
 /// the system's roots like the HTTP stack.
 #[derive(Debug)]
 pub struct Link {
     endpoint: Endpoint,
-    channel: OnceLock<Channel>,
+    unary: OnceLock<Channel>,
+    streams: [OnceLock<Channel>; STREAM_CONNECTIONS],
+    next_stream: AtomicUsize,
 }
 
 impl Link {
@@ -63,7 +72,10 @@ impl Link {
         };
         let mut endpoint = Endpoint::from_shared(url.as_str().trim_end_matches('/').to_string())
             .map_err(bad)?
-            .connect_timeout(connect_timeout);
+            .connect_timeout(connect_timeout)
+            // As the HTTP stack does (reqwest's default): a connection gone half-open, which
+            // would hold every stream on it silent, is found and dropped.
+            .tcp_keepalive(Some(Duration::from_secs(15)));
         if url.scheme() == "https" {
             endpoint = endpoint
                 .tls_config(ClientTlsConfig::new().with_native_roots())
@@ -71,90 +83,173 @@ impl Link {
         }
         Ok(Link {
             endpoint,
-            channel: OnceLock::new(),
+            unary: OnceLock::new(),
+            streams: Default::default(),
+            next_stream: AtomicUsize::new(0),
         })
     }
 
-    fn client(&self, message_limit: usize) -> tonic::client::Grpc<Channel> {
-        let channel = self.channel.get_or_init(|| self.endpoint.connect_lazy()).clone();
+    fn client(&self, streaming: bool, message_limit: usize) -> tonic::client::Grpc<Channel> {
+        let slot = if streaming {
+            &self.streams[self.next_stream.fetch_add(1, Ordering::Relaxed) % STREAM_CONNECTIONS]
+        } else {
+            &self.unary
+        };
+        let channel = slot.get_or_init(|| self.endpoint.connect_lazy()).clone();
         tonic::client::Grpc::new(channel).max_decoding_message_size(message_limit)
     }
 }
 
 /// Where a card's gRPC interface URL points. Newer specification text writes `host:port`, older
 /// cards `http(s)://host:port` (docs/protocol-notes.md, "gRPC"): without a scheme, TLS (spec
-/// section 10.1) unless the host is loopback, where the SDKs serve plain HTTP/2.
+/// section 10.1) unless the host is loopback, where the SDKs serve plain HTTP/2. Any other scheme
+/// (`grpc://`...) is not one we would know to secure, and a path would be dropped by the
+/// channel, so neither is an interface we speak.
 pub fn interface_url(written: &str) -> Option<Url> {
-    if written.contains("://") {
-        return Url::parse(written).ok().filter(|u| u.host().is_some());
-    }
-    let loopback = Url::parse(&format!("http://{written}")).ok()?;
-    if super::auth::is_loopback(&loopback) {
-        return Some(loopback);
-    }
-    Url::parse(&format!("https://{written}")).ok()
-}
-
-/// One request: its metadata, a bound on what a reply may be, and what to call it in errors
-/// (`SendMessage on deployer`).
-pub struct Request {
-    pub what: String,
-    pub metadata: MetadataMap,
-    pub message_limit: usize,
-}
-
-/// A unary call, its reply read as `T`. `Err(Status)` is the agent's refusal, for `client` to
-/// classify (an authentication refusal needs the client's view of the credential).
-pub async fn unary<T: DeserializeOwned>(
-    link: &Link,
-    call: &Call<'_>,
-    req: Request,
-    timeout: Duration,
-) -> Result<std::result::Result<T, Status>> {
-    let method = method(call);
-    let (request, path) = request(call, &method, req.metadata)?;
-    let mut grpc = link.client(req.message_limit);
-    let reply = async {
-        grpc.ready().await.map_err(|e| Status::unavailable(e.to_string()))?;
-        grpc.unary(request, path, RawCodec).await
-    };
-    let reply = match tokio::time::timeout(timeout, reply).await {
-        Ok(reply) => reply,
-        Err(_) => {
-            return Err(Error::Unreachable {
-                what: req.what,
-                cause: format!("no reply within {}s", timeout.as_secs()),
-            });
+    let url = if written.contains("://") {
+        Url::parse(written).ok()?
+    } else {
+        let loopback = Url::parse(&format!("http://{written}")).ok()?;
+        if super::auth::is_loopback(&loopback) {
+            loopback
+        } else {
+            Url::parse(&format!("https://{written}")).ok()?
         }
     };
-    match reply {
-        Ok(resp) => Ok(Ok(decode(&method.output(), call.name(), resp.into_inner())?)),
-        Err(status) => Ok(Err(status)),
+    let plain = matches!(url.scheme(), "http" | "https") && url.host().is_some();
+    (plain && url.path() == "/" && url.query().is_none()).then_some(url)
+}
+
+/// One request: its metadata, and how to read its refusals.
+pub struct Request {
+    pub metadata: MetadataMap,
+    pub refusal: Refusal,
+}
+
+/// What reading a refusal needs; for a stream it lives as long as the stream.
+pub struct Refusal {
+    /// What to call the call in errors (`SendMessage on deployer`).
+    pub what: String,
+    /// The largest message taken, which tonic enforces.
+    pub limit: usize,
+    pub streaming: bool,
+    /// UNAUTHENTICATED and PERMISSION_DENIED as the client reads a 401 or 403 (given the status):
+    /// what the card asks for, how the credential was sent, which setting gave it.
+    pub unauthorized: Box<dyn Fn(u16) -> Error + Send + Sync>,
+}
+
+impl Refusal {
+    /// A status as our error: by the ErrorInfo reason the agent attached (spec section 10.6),
+    /// else by the code where the mapping gives it to one A2A error only (spec section 5.4). A
+    /// call that never reached the agent, or was cut off, is `Unreachable`, worth a retry.
+    fn read(&self, status: &Status) -> Error {
+        let details = details(status.details());
+        let has_reason = details.iter().any(|d| d.get("reason").is_some());
+        let what = self.what.clone();
+        match status.code() {
+            Code::Unauthenticated | Code::PermissionDenied => return (self.unauthorized)(http_status(status.code())),
+            Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled if !has_reason => {
+                return Error::Unreachable {
+                    what,
+                    cause: cause(status),
+                };
+            }
+            Code::ResourceExhausted if !has_reason => {
+                return Error::Http {
+                    status: 429,
+                    what,
+                    excerpt: crate::text::one_line(status.message()),
+                    retry_after: None,
+                };
+            }
+            // No A2A error is OUT_OF_RANGE (spec section 5.4): it is tonic refusing a message
+            // over our limit, as a body or frame over it is over HTTP. Not worth a retry.
+            Code::OutOfRange if !has_reason && self.streaming => return Error::FrameTooLarge { limit: self.limit },
+            Code::OutOfRange if !has_reason => {
+                return Error::BodyTooLarge {
+                    what,
+                    limit: self.limit,
+                };
+            }
+            _ => {}
+        }
+        let by_code = match status.code() {
+            Code::NotFound => Some(ErrorKind::TaskNotFound),
+            Code::Unimplemented => Some(ErrorKind::MethodNotFound),
+            _ => None,
+        };
+        let message = crate::text::one_line(status.message());
+        WireError {
+            code: by_code.filter(|_| !has_reason).map(|k| Value::from(k.code())),
+            message: (!message.is_empty()).then_some(message),
+            data: None,
+            details: Some(Value::Array(details)),
+            status: Some(Value::from(format!("gRPC {:?}", status.code()))),
+        }
+        .into_rest_error(http_status(status.code()))
     }
 }
 
-/// A server-streaming call: the stream of StreamResponses, or the status that refused it before
-/// any event. A status after events ends the stream as one typed error, as an SSE error frame does.
+/// Why a call failed to reach the agent: the status's message and, where tonic has one, the
+/// innermost cause (`Connection refused (os error 111)`).
+fn cause(status: &Status) -> String {
+    let mut cause = crate::text::one_line(status.message());
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(status);
+    let mut innermost = None;
+    while let Some(s) = source {
+        innermost = Some(s.to_string());
+        source = s.source();
+    }
+    if let Some(inner) = innermost.filter(|i| !cause.contains(i.as_str())) {
+        cause = format!("{cause} ({})", crate::text::one_line(&inner));
+    }
+    cause
+}
+
+/// A unary call, its reply read as `T`.
+pub async fn unary<T: DeserializeOwned>(link: &Link, call: &Call<'_>, req: Request, timeout: Duration) -> Result<T> {
+    let Request { metadata, refusal } = req;
+    let method = method(call);
+    let (request, path) = request(call, &method, metadata)?;
+    let mut grpc = link.client(false, refusal.limit);
+    let reply = async {
+        grpc.ready().await.map_err(|e| Status::from_error(Box::new(e)))?;
+        grpc.unary(request, path, RawCodec).await
+    };
+    match tokio::time::timeout(timeout, reply).await {
+        Err(_) => Err(Error::Unreachable {
+            what: refusal.what,
+            cause: format!("no reply within {}s", timeout.as_secs()),
+        }),
+        Ok(Err(status)) => Err(refusal.read(&status)),
+        Ok(Ok(resp)) => decode(&method.output(), call.name(), resp.into_inner()),
+    }
+}
+
+/// A server-streaming call: the stream of StreamResponses, or the refusal that came before any.
+/// A status after that (a refusal sent after the response headers, as a2a-js does, or a stream
+/// cut off) ends the stream as one typed error, as an SSE error frame does; a clean end is just
+/// the end, never a state (spec section 10.7).
 pub async fn stream(
     link: &Link,
     call: &Call<'_>,
     req: Request,
-) -> Result<std::result::Result<impl Stream<Item = Result<StreamResponse>> + Send + 'static, Status>> {
+) -> Result<impl Stream<Item = Result<StreamResponse>> + Send + 'static> {
+    let Request { metadata, refusal } = req;
     let method = method(call);
-    let (request, path) = request(call, &method, req.metadata)?;
-    let mut grpc = link.client(req.message_limit);
+    let (request, path) = request(call, &method, metadata)?;
+    let mut grpc = link.client(true, refusal.limit);
     if let Err(e) = grpc.ready().await {
-        return Ok(Err(Status::unavailable(e.to_string())));
+        return Err(refusal.read(&Status::from_error(Box::new(e))));
     }
-    let what = req.what;
     let output = method.output();
-    Ok(match grpc.server_streaming(request, path, RawCodec).await {
+    match grpc.server_streaming(request, path, RawCodec).await {
         Ok(resp) => Ok(resp.into_inner().map(move |item| match item {
             Ok(bytes) => decode(&output, "stream event", bytes),
-            Err(status) => Err(error(&status, &what)),
+            Err(status) => Err(refusal.read(&status)),
         })),
-        Err(status) => Err(status),
-    })
+        Err(status) => Err(refusal.read(&status)),
+    }
 }
 
 fn request(
@@ -164,7 +259,7 @@ fn request(
 ) -> Result<(tonic::Request<Bytes>, http::uri::PathAndQuery)> {
     let json = super::wire::message(call);
     // Fields of ours the proto does not have are left out rather than refused: the agent would
-    // not read them either.
+    // not read them either. (A unit test transcodes every operation strictly.)
     let options = DeserializeOptions::new().deny_unknown_fields(false);
     let message = DynamicMessage::deserialize_with_options(method.input(), json, &options)
         .map_err(|e| Error::Input(format!("{} cannot be put in protobuf: {e}", call.name())))?;
@@ -181,12 +276,12 @@ fn decode<T: DeserializeOwned>(output: &MessageDescriptor, what: &str, bytes: By
     let undecodable = |e: String| Error::Stream(format!("{what}: not a {} message: {e}", output.full_name()));
     let message = DynamicMessage::decode(output.clone(), bytes).map_err(|e| undecodable(e.to_string()))?;
     let json = serde_json::to_value(&message).map_err(|e| undecodable(e.to_string()))?;
-    serde_json::from_value(json.clone()).map_err(|e| Error::decode(what, json.to_string().as_bytes(), e))
+    T::deserialize(&json).map_err(|e| Error::decode(what, json.to_string().as_bytes(), e))
 }
 
 /// The HTTP status the specification pairs with a gRPC code (spec section 5.4, and the gRPC
 /// project's own HTTP mapping for the rest), so one classification serves every binding.
-pub fn http_status(code: Code) -> u16 {
+fn http_status(code: Code) -> u16 {
     match code {
         Code::Ok => 200,
         Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => 400,
@@ -203,49 +298,6 @@ pub fn http_status(code: Code) -> u16 {
     }
 }
 
-/// A refusal as our error: by the ErrorInfo reason the agent attached (spec section 10.6), else by
-/// the code where the mapping gives it to one A2A error only (spec section 5.4). A call that never
-/// reached the agent, or was cut off, is `Unreachable`, which is worth retrying.
-pub fn error(status: &Status, what: &str) -> Error {
-    let message = crate::text::one_line(status.message());
-    let details = details(status.details());
-    let has_reason = details.iter().any(|d| d.get("reason").is_some());
-    match status.code() {
-        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled if !has_reason => {
-            return Error::Unreachable {
-                what: what.to_string(),
-                cause: message,
-            };
-        }
-        Code::ResourceExhausted if !has_reason => {
-            return Error::Http {
-                status: 429,
-                what: what.to_string(),
-                excerpt: message,
-                retry_after: None,
-            };
-        }
-        _ => {}
-    }
-    let by_code = match status.code() {
-        Code::NotFound => Some(ErrorKind::TaskNotFound),
-        Code::Unimplemented => Some(ErrorKind::MethodNotFound),
-        _ => None,
-    };
-    let code = (!has_reason)
-        .then_some(by_code)
-        .flatten()
-        .map(|k| Value::from(k.code()));
-    WireError {
-        code,
-        message: Some(message),
-        data: None,
-        details: Some(Value::Array(details)),
-        status: Some(Value::from(format!("{:?}", status.code()))),
-    }
-    .into_rest_error(http_status(status.code()))
-}
-
 /// The `details` of the google.rpc.Status a server sends in `grpc-status-details-bin`, as proto
 /// JSON (an ErrorInfo becomes `{"@type": …, "reason": …, "domain": …}`); nothing if there is none
 /// or it does not decode.
@@ -256,15 +308,21 @@ fn details(bytes: &[u8]) -> Vec<Value> {
     if bytes.is_empty() {
         return Vec::new();
     }
-    DynamicMessage::decode(status, bytes)
-        .ok()
-        .and_then(|m| serde_json::to_value(&m).ok())
-        .and_then(|mut v| v.get_mut("details").map(Value::take))
-        .and_then(|d| match d {
-            Value::Array(items) => Some(items),
+    let Ok(status) = DynamicMessage::decode(status, bytes) else {
+        return Vec::new();
+    };
+    let Some(prost_reflect::Value::List(details)) = status.get_field_by_name("details").map(|d| d.into_owned()) else {
+        return Vec::new();
+    };
+    // One at a time: an Any of a type not in our descriptor set does not serialise, and must
+    // not take the ErrorInfo beside it down with it.
+    details
+        .iter()
+        .filter_map(|any| match any {
+            prost_reflect::Value::Message(any) => serde_json::to_value(any).ok(),
             _ => None,
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// Bytes in, bytes out: the transcoding happens around the call, where its errors are ours.
@@ -384,32 +442,156 @@ mod tests {
         Status::with_details(code, "refused\nhere", Bytes::from(details.encode_to_vec()))
     }
 
+    fn refusal(streaming: bool) -> Refusal {
+        Refusal {
+            what: "GetTask on runner".into(),
+            limit: 1024,
+            streaming,
+            unauthorized: Box::new(|status| Error::Stream(format!("unauthorized {status}"))),
+        }
+    }
+
+    fn error(status: &Status) -> Error {
+        refusal(false).read(status)
+    }
+
     #[test]
     fn refusals_classify_by_reason_then_by_code() {
         // Several A2A errors share FAILED_PRECONDITION (spec section 5.4): only the reason tells.
-        let e = error(
-            &status_with_reason(Code::FailedPrecondition, "TASK_NOT_CANCELABLE"),
-            "CancelTask",
-        );
+        let e = error(&status_with_reason(Code::FailedPrecondition, "TASK_NOT_CANCELABLE"));
         assert!(e.is_kind(ErrorKind::TaskNotCancelable), "{e}");
-        let e = error(
-            &status_with_reason(Code::FailedPrecondition, "UNSUPPORTED_OPERATION"),
-            "SubscribeToTask",
-        );
+        let e = error(&status_with_reason(Code::FailedPrecondition, "UNSUPPORTED_OPERATION"));
         assert!(e.is_kind(ErrorKind::UnsupportedOperation), "{e}");
         assert!(!e.to_string().contains('\n'), "agent text is one line: {e}");
         // Without details, NOT_FOUND is TaskNotFound: the only A2A error mapped to it.
-        assert!(error(&Status::not_found("no such task"), "GetTask").is_kind(ErrorKind::TaskNotFound));
-        assert!(matches!(
-            error(&Status::unavailable("tcp connect error"), "GetTask"),
-            Error::Unreachable { .. }
-        ));
-        assert!(error(&Status::unavailable("x"), "GetTask").is_retryable());
-        let other = error(&Status::failed_precondition("nope"), "CancelTask");
+        assert!(error(&Status::not_found("no such task")).is_kind(ErrorKind::TaskNotFound));
+        let down = error(&Status::unavailable("tcp connect error"));
+        assert!(
+            matches!(down, Error::Unreachable { .. }) && down.is_retryable(),
+            "{down}"
+        );
+        assert!(down.to_string().contains("GetTask on runner"), "{down}");
+        let other = error(&Status::failed_precondition("nope"));
         assert_eq!(other.kind(), Some(ErrorKind::Other), "{other}");
         assert!(matches!(
-            error(&Status::resource_exhausted("slow down"), "ListTasks"),
+            error(&Status::resource_exhausted("slow down")),
             Error::Http { status: 429, .. }
         ));
+        // A refused credential is the client's to read, in a stream too.
+        assert_eq!(
+            error(&Status::unauthenticated("no")).to_string(),
+            "stream broke: unauthorized 401"
+        );
+        let in_stream = refusal(true).read(&Status::permission_denied("no"));
+        assert_eq!(in_stream.to_string(), "stream broke: unauthorized 403");
+    }
+
+    #[test]
+    fn a_message_over_our_limit_is_too_large_not_the_agents_error() {
+        let over = Status::out_of_range("Error, decoded message length too large");
+        let unary = error(&over);
+        assert!(
+            matches!(unary, Error::BodyTooLarge { limit: 1024, .. }) && !unary.is_retryable(),
+            "{unary}"
+        );
+        let streamed = refusal(true).read(&over);
+        assert!(matches!(streamed, Error::FrameTooLarge { limit: 1024 }), "{streamed}");
+    }
+
+    #[test]
+    fn a_detail_of_a_type_we_do_not_know_leaves_the_reason_readable() {
+        let status = POOL.get_message_by_name("google.rpc.Status").unwrap();
+        let mut s = DynamicMessage::deserialize(status, json!({"code": 9, "message": "no", "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_CANCELABLE", "domain": "a2a-protocol.org"}]}))
+        .unwrap();
+        // An Any whose type is not in our descriptor set, beside the ErrorInfo.
+        let any = POOL.get_message_by_name("google.protobuf.Any").unwrap();
+        let mut vendor = DynamicMessage::new(any);
+        vendor.set_field_by_name(
+            "type_url",
+            prost_reflect::Value::String("type.example.com/vendor.Detail".into()),
+        );
+        vendor.set_field_by_name("value", prost_reflect::Value::Bytes(Bytes::from_static(b"\x08\x01")));
+        if let Some(prost_reflect::Value::List(list)) = s.get_field_by_name_mut("details") {
+            list.insert(0, prost_reflect::Value::Message(vendor));
+        }
+        let status = Status::with_details(Code::FailedPrecondition, "no", Bytes::from(s.encode_to_vec()));
+        assert!(error(&status).is_kind(ErrorKind::TaskNotCancelable));
+        let empty = error(&Status::failed_precondition(""));
+        assert!(
+            !empty.to_string().ends_with(": "),
+            "an empty message says the code: {empty}"
+        );
+    }
+
+    #[test]
+    fn every_operation_transcodes_without_dropping_a_field() {
+        use crate::a2a::types::*;
+        let send = SendMessageRequest {
+            tenant: Some("acme".into()),
+            ..Default::default()
+        };
+        let task = TaskIdRequest {
+            id: "t".into(),
+            tenant: Some("acme".into()),
+            metadata: None,
+        };
+        let list = ListTasksRequest {
+            context_id: Some("c".into()),
+            status: Some(crate::a2a::TaskState::Working),
+            page_size: Some(100),
+            page_token: Some("p".into()),
+            history_length: Some(2),
+            status_timestamp_after: Some(jiff::Timestamp::UNIX_EPOCH),
+            include_artifacts: Some(true),
+            tenant: Some("acme".into()),
+        };
+        let push = PushConfig {
+            task_id: "t".into(),
+            id: "w".into(),
+            url: "http://127.0.0.1:9/push/0".into(),
+            token: crate::a2a::auth::Secret::new("tok"),
+            tenant: Some("acme".into()),
+        };
+        let delete = PushConfigId {
+            task_id: "t".into(),
+            id: "w".into(),
+            tenant: Some("acme".into()),
+        };
+        let get = GetTaskRequest {
+            id: "t".into(),
+            history_length: Some(1),
+            tenant: Some("acme".into()),
+        };
+        let calls = [
+            Call::SendMessage(&send),
+            Call::SendStreamingMessage(&send),
+            Call::GetTask(&get),
+            Call::ListTasks(&list),
+            Call::CancelTask(&task),
+            Call::SubscribeToTask(&task),
+            Call::CreatePushConfig(&push),
+            Call::DeletePushConfig(&delete),
+            Call::GetExtendedAgentCard { tenant: Some("acme") },
+        ];
+        let strict = DeserializeOptions::new().deny_unknown_fields(true);
+        for call in calls {
+            let json = crate::a2a::wire::message(&call);
+            DynamicMessage::deserialize_with_options(method(&call).input(), json.clone(), &strict)
+                .unwrap_or_else(|e| panic!("{}: {json} does not fit the proto: {e}", call.name()));
+        }
+    }
+
+    #[test]
+    fn only_http_and_https_interfaces_without_a_path_are_dialled() {
+        for odd in [
+            "grpc://10.0.0.2:9",
+            "grpcs://h:443",
+            "ws://h:1",
+            "https://gw.example/a2a",
+            "http://h:1/?x=1",
+        ] {
+            assert_eq!(interface_url(odd), None, "{odd}");
+        }
     }
 }

@@ -163,3 +163,38 @@ async fn the_dashboard_follows_tasks_over_grpc() {
         assert_eq!(last["state"], "COMPLETED", "{last}");
     }
 }
+
+/// A gRPC interface nobody listens on: the call says which call on which agent could not connect
+/// and why, and is a failure worth retrying (the dashboard shows the agent unreachable, then
+/// reconnecting), never a state of the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_interface_that_is_down_is_unreachable_and_says_why() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = closed.local_addr().unwrap();
+    drop(closed);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": "gone", "description": "", "version": "1",
+        "supportedInterfaces": [{"url": dead.to_string(), "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+    });
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || async move { axum::Json(card) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let client = connect(&url, Binding::Grpc, None).await;
+    let err = client.get_task("t-1", None).await.unwrap_err();
+    assert!(err.is_retryable(), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("GetTask on gone") && msg.contains("refused"), "{msg}");
+    let out = crate::cli::run(&["get", &url, "t-1"], &[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        crate::cli::stderr(&out).contains("refused"),
+        "{}",
+        crate::cli::stderr(&out)
+    );
+}
