@@ -238,34 +238,52 @@ impl LoadAgent {
         );
     }
 
-    /// Advances the task by one step and writes its StreamResponse as proto JSON: in an SSE frame
-    /// of a JSON-RPC response with request id `rpc_id` (JSON text), or bare when `None` (gRPC);
-    /// false when there is nothing left.
-    fn step(&self, index: usize, rpc_id: Option<&str>, at: Timestamp, out: &mut String) -> bool {
+    /// Advances the task by one step: the step, and where the task is after it; `None` when the
+    /// script is over.
+    fn advance(&self, index: usize, at: Timestamp) -> Option<(Step, Progress)> {
         let mut p = self.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(step) = self.next_step(&p) else {
-            return false;
-        };
-        open_frame(rpc_id, out);
-        let task_id = &self.slots[index].id;
+        let step = self.next_step(&p)?;
         match step {
             Step::Status(n) => {
                 p.statuses = n + 1;
                 p.at = at;
                 self.generation.fetch_add(1, Ordering::Relaxed);
+            }
+            Step::Chunk(n) => p.chunks = n + 1,
+        }
+        if self.terminal(&p) {
+            self.stats.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.stats.events.fetch_add(1, Ordering::Relaxed);
+        Some((step, *p))
+    }
+
+    /// Advances the task by one step and writes its SSE frame, the JSON-RPC response to request
+    /// `rpc_id` (JSON text); false when there is nothing left.
+    fn step(&self, index: usize, rpc_id: &str, at: Timestamp, out: &mut String) -> bool {
+        let Some((step, p)) = self.advance(index, at) else {
+            return false;
+        };
+        open_frame(Some(rpc_id), out);
+        self.event_json(index, &step, &p, out);
+        close_frame(Some(rpc_id), out);
+        true
+    }
+
+    /// A step's StreamResponse as proto JSON, `p` being where the task is after it.
+    fn event_json(&self, index: usize, step: &Step, p: &Progress, out: &mut String) {
+        let task_id = &self.slots[index].id;
+        match *step {
+            Step::Status(_) => {
                 let _ = write!(
                     out,
                     r#"{{"statusUpdate":{{"taskId":"{task_id}","contextId":"{}","status":"#,
                     self.context
                 );
-                self.status_json(index, &p, out);
+                self.status_json(index, p, out);
                 out.push_str("}}");
-                if self.terminal(&p) {
-                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
-                }
             }
             Step::Chunk(n) => {
-                p.chunks = n + 1;
                 let last = p.chunks == self.config.artifact_chunks;
                 let _ = write!(
                     out,
@@ -274,14 +292,8 @@ impl LoadAgent {
                     self.chunk_text,
                     n > 0,
                 );
-                if self.terminal(&p) {
-                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
-                }
             }
         }
-        close_frame(rpc_id, out);
-        self.stats.events.fetch_add(1, Ordering::Relaxed);
-        true
     }
 
     fn find(&self, id: &str) -> Option<usize> {
@@ -344,7 +356,7 @@ impl Wire {
         }
     }
 
-    /// What was written, as the bytes of one item of the stream.
+    /// What was written (the snapshot), as one item of the stream.
     fn finish(&self, out: String) -> Bytes {
         match self {
             Wire::Sse(_) => Bytes::from(out),
@@ -394,30 +406,40 @@ fn events(agent: Arc<LoadAgent>, index: usize, wire: Wire) -> impl futures::Stre
             return Some((item, st));
         }
         if !st.done {
-            match &mut st.ticker {
+            let due = match &mut st.ticker {
                 Some(ticker) => {
                     // The event is stamped with the time it was due, so a server held back by a
                     // slow reader shows as latency rather than hiding it.
                     let due = ticker.tick().await;
                     let late = tokio::time::Instant::now().saturating_duration_since(due);
-                    let at = Timestamp::now()
-                        .checked_sub(jiff::SignedDuration::try_from(late).unwrap_or_default())
-                        .unwrap_or_else(|_| Timestamp::now());
-                    st.done = !agent.step(st.index, rpc_id, at, &mut out);
+                    Some(
+                        Timestamp::now()
+                            .checked_sub(jiff::SignedDuration::try_from(late).unwrap_or_default())
+                            .unwrap_or_else(|_| Timestamp::now()),
+                    )
                 }
-                // As fast as the client reads: SSE frames filling a write, or one gRPC message.
-                None => loop {
-                    if !agent.step(st.index, rpc_id, Timestamp::now(), &mut out) {
+                None => None,
+            };
+            let item = match &st.wire {
+                // One frame a tick, or as fast as the client reads, frames filling a write.
+                Wire::Sse(rpc_id) => loop {
+                    if !agent.step(st.index, rpc_id, due.unwrap_or_else(Timestamp::now), &mut out) {
                         st.done = true;
-                        break;
+                        break (!out.is_empty()).then(|| Bytes::from(out));
                     }
-                    if rpc_id.is_none() || out.len() >= BATCH_BYTES {
-                        break;
+                    if due.is_some() || out.len() >= BATCH_BYTES {
+                        break Some(Bytes::from(out));
                     }
                 },
-            }
-            if !out.is_empty() {
-                let item = st.wire.finish(out);
+                Wire::Grpc => match agent.advance(st.index, due.unwrap_or_else(Timestamp::now)) {
+                    Some((step, p)) => Some(grpc::event(&agent, st.index, &step, &p)),
+                    None => {
+                        st.done = true;
+                        None
+                    }
+                },
+            };
+            if let Some(item) = item {
                 return Some((item, st));
             }
         }
@@ -729,7 +751,7 @@ pub fn scripts(config: &LoadConfig) -> Vec<String> {
             out.push_str(r#"data: {"id":1,"jsonrpc":"2.0","result":{"task":"#);
             agent.task_json(index, &p, true, None, &mut out);
             out.push_str("}}\n\n");
-            while agent.step(index, Some("1"), Timestamp::now(), &mut out) {}
+            while agent.step(index, "1", Timestamp::now(), &mut out) {}
             out
         })
         .collect()
@@ -818,7 +840,7 @@ mod tests {
             ..LoadConfig::default()
         });
         let mut out = String::new();
-        while a.step(1, Some("7"), Timestamp::now(), &mut out) {}
+        while a.step(1, "7", Timestamp::now(), &mut out) {}
         let bytes = vec![Ok::<_, io::Error>(Bytes::from(out))];
         let frames: Vec<_> =
             futures::executor::block_on(a2a_watch::a2a::sse::frames(futures::stream::iter(bytes), 1 << 20).collect());
@@ -900,24 +922,29 @@ mod tests {
         let later = Timestamp::now()
             .checked_add(jiff::SignedDuration::from_secs(60))
             .unwrap();
-        assert!(a.step(0, Some("1"), later, &mut out));
+        assert!(a.step(0, "1", later, &mut out));
         assert_eq!(listed(&a, json!({})).tasks[0].id, oldest);
         let since = listed(&a, json!({"statusTimestampAfter": later.to_string()}));
         assert_eq!(since.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(), [oldest]);
     }
 
+    /// The agents running, and the library's client of the first, from its card.
+    async fn served(config: LoadConfig) -> (LoadAgents, a2a_watch::a2a::Client) {
+        let running = start(config).await.unwrap();
+        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
+            .await
+            .unwrap();
+        (running, client)
+    }
+
     #[tokio::test]
     async fn the_client_follows_a_task_to_its_end_and_the_stats_count_it() {
-        let running = start(LoadConfig {
+        let (running, client) = served(LoadConfig {
             tasks: 2,
             events: 3,
             ..LoadConfig::default()
         })
-        .await
-        .unwrap();
-        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
-            .await
-            .unwrap();
+        .await;
         let events: Vec<StreamResponse> = client
             .subscribe(&task_id(0, 0))
             .await
@@ -947,9 +974,45 @@ mod tests {
         running.stop();
     }
 
+    #[test]
+    fn over_grpc_every_event_is_the_message_its_proto_json_makes() {
+        let a = agent(LoadConfig {
+            tasks: 2,
+            events: 3,
+            artifact_bytes: 8,
+            artifact_chunks: 1,
+            ..LoadConfig::default()
+        });
+        let proto = |bytes: Bytes| {
+            let m = prost_reflect::DynamicMessage::decode(grpc::STREAM_RESPONSE.clone(), bytes).unwrap();
+            serde_json::to_value(&m).unwrap()
+        };
+        let mut kinds = Vec::new();
+        while let Some((step, p)) = a.advance(1, Timestamp::now()) {
+            let mut json = String::new();
+            a.event_json(1, &step, &p, &mut json);
+            let written = proto(grpc::event(&a, 1, &step, &p));
+            assert_eq!(written, proto(grpc::stream_response(&json)));
+            if let Step::Status(_) = step {
+                // (An artifact chunk's `"append": false` is proto3's default, left out.)
+                assert_eq!(
+                    written,
+                    serde_json::from_str::<Value>(&json).unwrap(),
+                    "reads back as its JSON"
+                );
+            }
+            kinds.push(json.split('"').nth(1).unwrap().to_string());
+        }
+        assert_eq!(
+            kinds,
+            ["statusUpdate", "artifactUpdate", "statusUpdate", "statusUpdate"]
+        );
+    }
+
     #[tokio::test]
     async fn over_grpc_the_client_reads_the_same_script_to_completed() {
-        let running = start(LoadConfig {
+        // Discovered from the card, as the engine does: the gRPC interface comes first.
+        let (running, client) = served(LoadConfig {
             tasks: 3,
             events: 4,
             artifact_bytes: 20,
@@ -957,12 +1020,7 @@ mod tests {
             grpc: true,
             ..LoadConfig::default()
         })
-        .await
-        .unwrap();
-        // Discovered from the card, as the engine does: the gRPC interface comes first.
-        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
-            .await
-            .unwrap();
+        .await;
         assert_eq!(client.endpoint.binding, Binding::Grpc);
         assert_eq!(client.endpoint.url.as_str(), format!("http://{}/", running.grpc[0]));
         let events: Vec<StreamResponse> = client
