@@ -1,5 +1,6 @@
 //! Benchmark 2, Ingest over loopback: many streams through the real watch engine into the store, against
-//! (a) a bare reqwest + eventsource-stream frame counter and (b) the official Python SDK client.
+//! (a) a bare reqwest + eventsource-stream frame counter and (b) the official Python SDK client; and
+//! the same engine over gRPC (issue 14) against (a′), a bare tonic message counter.
 
 use std::collections::HashSet;
 use std::io::Write;
