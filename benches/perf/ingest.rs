@@ -1,5 +1,6 @@
 //! Benchmark 2, Ingest over loopback: many streams through the real watch engine into the store, against
-//! (a) a bare reqwest + eventsource-stream frame counter and (b) the official Python SDK client.
+//! (a) a bare reqwest + eventsource-stream frame counter and (b) the official Python SDK client; and
+//! the same engine over gRPC (issue 14) against (a′), a bare tonic message counter.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -7,12 +8,18 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use eventsource_stream::Eventsource;
 use futures::{FutureExt, StreamExt};
+use http::uri::PathAndQuery;
+use prost::Message as _;
+use prost_reflect::{DescriptorPool, DynamicMessage};
+use tonic::transport::Endpoint;
 
-use a2a_watch::a2a::StreamResponse;
+use a2a_watch::a2a::grpc::{DESCRIPTOR_SET, RawCodec};
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use a2a_watch::a2a::wire::jsonrpc;
+use a2a_watch::a2a::{Binding, StreamResponse};
 use a2a_watch::event::Event;
 use a2a_watch::store::Store;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
@@ -48,16 +55,36 @@ fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().expect("tokio runtime")
 }
 
-/// The real engine and store: from `Engine::start` until every task is terminal in the store.
-pub fn engine(server: &LoadServer, tasks: usize, max_streams: usize) -> (Run, Store) {
-    let url = server.url().to_string();
-    let rt = runtime();
+/// Runs `work` (the events it counted, and what else it returns) on `rt` to its end, measuring
+/// this process (the client) and the load agent meanwhile.
+fn measured<T>(server: &LoadServer, rt: tokio::runtime::Runtime, work: impl Future<Output = (u64, T)>) -> (Run, T) {
     let server_cpu = cpu_seconds(server.pid());
     let cpu = self_cpu_seconds();
     let sys = sys_seconds(std::process::id());
     let switches = self_context_switches();
     let start = Instant::now();
-    let (store, updates) = rt.block_on(async {
+    let (events, out) = rt.block_on(work);
+    let seconds = start.elapsed().as_secs_f64();
+    // Before the runtime goes: its threads' switches go with them.
+    let switched = self_context_switches().saturating_sub(switches);
+    drop(rt);
+    let run = Run {
+        read_size: None,
+        seconds,
+        events,
+        client_cpu: self_cpu_seconds() - cpu,
+        client_sys: sys_seconds(std::process::id()) - sys,
+        switches: switched,
+        server_cpu: cpu_seconds(server.pid()) - server_cpu,
+    };
+    (run, out)
+}
+
+/// The real engine and store: from `Engine::start` until every task is terminal in the store.
+/// It speaks whichever binding the load agent's card puts first (gRPC with `--grpc`).
+pub fn engine(server: &LoadServer, tasks: usize, max_streams: usize) -> (Run, Store) {
+    let url = server.url().to_string();
+    measured(server, runtime(), async {
         let (tx, mut rx) = a2a_watch::event::channel(1024);
         let mut store = Store::new([(None, url.clone())]);
         let opts = WatchOptions {
@@ -91,22 +118,8 @@ pub fn engine(server: &LoadServer, tasks: usize, max_streams: usize) -> (Run, St
         }
         drop(rx);
         let _ = tokio::time::timeout(Duration::from_secs(2), engine.shutdown()).await;
-        (store, updates)
-    });
-    let seconds = start.elapsed().as_secs_f64();
-    // Before the runtime goes: its threads' switches go with them.
-    let switched = self_context_switches().saturating_sub(switches);
-    let run = Run {
-        read_size: None,
-        seconds,
-        events: updates,
-        client_cpu: self_cpu_seconds() - cpu,
-        client_sys: sys_seconds(std::process::id()) - sys,
-        switches: switched,
-        server_cpu: cpu_seconds(server.pid()) - server_cpu,
-    };
-    drop(rt);
-    (run, store)
+        (updates, store)
+    })
 }
 
 /// How much of the client a bare reader runs.
@@ -132,17 +145,12 @@ pub fn bare(server: &LoadServer, tasks: usize, layer: Layer) -> Run {
 /// `bare` on the given runtime (a current-thread one puts readers and consumer on one thread).
 pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runtime::Runtime) -> Run {
     let url = server.url().to_string();
-    let server_cpu = cpu_seconds(server.pid());
-    let cpu = self_cpu_seconds();
-    let sys = sys_seconds(std::process::id());
-    let switches = self_context_switches();
-    let start = Instant::now();
     let reads = std::sync::Arc::new((
         std::sync::atomic::AtomicU64::new(0),
         std::sync::atomic::AtomicU64::new(0),
     ));
     let counted = reads.clone();
-    let frames = rt.block_on(async {
+    let (mut run, ()) = measured(server, rt, async {
         let http = a2a_watch::a2a::client::http_client(Duration::from_secs(10)).expect("http client");
         let mut set = tokio::task::JoinSet::new();
         let (tx, mut rx) = a2a_watch::event::channel(1024);
@@ -229,30 +237,69 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
             }
             std::hint::black_box(store.len());
             while set.join_next().await.is_some() {}
-            return applied;
+            return (applied, ());
         }
         let mut total = 0;
         while let Some(n) = set.join_next().await {
             total += n.expect("reader");
         }
-        total
+        (total, ())
     });
     let (n, bytes) = (
         reads.0.load(std::sync::atomic::Ordering::Relaxed),
         reads.1.load(std::sync::atomic::Ordering::Relaxed),
     );
-    let seconds = start.elapsed().as_secs_f64();
-    let switched = self_context_switches().saturating_sub(switches);
-    drop(rt);
-    Run {
-        read_size: Some(bytes as f64 / n.max(1) as f64),
-        seconds,
-        events: frames,
-        client_cpu: self_cpu_seconds() - cpu,
-        client_sys: sys_seconds(std::process::id()) - sys,
-        switches: switched,
-        server_cpu: cpu_seconds(server.pid()) - server_cpu,
-    }
+    run.read_size = Some(bytes as f64 / n.max(1) as f64);
+    run
+}
+
+/// Baseline (a) over gRPC: one tonic channel (the engine's client has one an agent), one
+/// SubscribeToTask per task, messages counted and dropped without decoding.
+pub fn bare_grpc(server: &LoadServer, tasks: usize) -> Run {
+    let endpoint = format!("http://{}", server.grpc[0]);
+    let pool = DescriptorPool::decode(DESCRIPTOR_SET).expect("proto/a2a.desc is a descriptor set");
+    let input = pool
+        .get_message_by_name("lf.a2a.v1.SubscribeToTaskRequest")
+        .expect("SubscribeToTaskRequest is in proto/a2a.desc");
+    let requests: Vec<Bytes> = (0..tasks)
+        .map(|i| {
+            let request = serde_json::json!({ "id": task_id(0, i) });
+            let message = DynamicMessage::deserialize(input.clone(), request).expect("a SubscribeToTaskRequest");
+            Bytes::from(message.encode_to_vec())
+        })
+        .collect();
+    measured(server, runtime(), async move {
+        let channel = Endpoint::from_shared(endpoint)
+            .expect("a gRPC endpoint")
+            .connect()
+            .await
+            .expect("the load agent's gRPC port");
+        let mut set = tokio::task::JoinSet::new();
+        for request in requests {
+            let mut grpc = tonic::client::Grpc::new(channel.clone());
+            set.spawn(async move {
+                grpc.ready().await.expect("the channel is ready");
+                let path = PathAndQuery::from_static("/lf.a2a.v1.A2AService/SubscribeToTask");
+                let mut messages = grpc
+                    .server_streaming(tonic::Request::new(request), path, RawCodec)
+                    .await
+                    .expect("subscribe")
+                    .into_inner();
+                let mut n = 0u64;
+                while let Some(message) = messages.message().await.expect("message") {
+                    std::hint::black_box(message);
+                    n += 1;
+                }
+                n
+            });
+        }
+        let mut total = 0;
+        while let Some(n) = set.join_next().await {
+            total += n.expect("reader");
+        }
+        (total, ())
+    })
+    .0
 }
 
 pub fn python() -> Option<PathBuf> {
@@ -324,6 +371,15 @@ fn switches_per_k(runs: &[Run]) -> String {
     )
 }
 
+fn med(runs: &[Run], f: fn(&Run) -> f64) -> f64 {
+    median(&mut runs.iter().map(f).collect::<Vec<_>>())
+}
+
+/// The median of `f` per event, in microseconds.
+fn per_event_us(runs: &[Run], f: fn(&Run) -> f64) -> f64 {
+    median(&mut runs.iter().map(|r| f(r) / r.events as f64 * 1e6).collect::<Vec<_>>())
+}
+
 /// The lowest and highest rate of the trials.
 fn spread(runs: &[Run]) -> String {
     let lo = runs.iter().map(Run::rate).fold(f64::INFINITY, f64::min);
@@ -332,12 +388,26 @@ fn spread(runs: &[Run]) -> String {
 }
 
 fn server(tasks: usize, events: usize) -> LoadServer {
-    LoadServer::start(&[
-        "--tasks".into(),
-        tasks.to_string(),
-        "--events".into(),
-        events.to_string(),
-    ])
+    LoadServer::with(&format!("--tasks {tasks} --events {events}"))
+}
+
+/// The same, serving gRPC too and listing it first on its card.
+fn grpc_server(tasks: usize, events: usize) -> LoadServer {
+    LoadServer::with(&format!("--tasks {tasks} --events {events} --grpc"))
+}
+
+/// The engine and store against `s`, checked to have read every task over `binding`.
+fn engine_over(s: &LoadServer, tasks: usize, binding: Binding) -> Run {
+    let (run, store) = engine(s, tasks, 256);
+    assert_eq!(store.len(), tasks);
+    let chosen = store.agents[0].info.as_ref().map(|i| i.binding);
+    assert_eq!(chosen, Some(binding), "the engine chose the card's first interface");
+    run
+}
+
+/// The median of the per-trial ratios of the rates of `a` to `b`: robust to drift across the run.
+fn paired_ratio(a: &[Run], b: &[Run]) -> f64 {
+    median(&mut a.iter().zip(b).map(|(a, b)| a.rate() / b.rate()).collect::<Vec<_>>())
 }
 
 pub fn run() -> Section {
@@ -351,15 +421,15 @@ pub fn run() -> Section {
     let mut decoded = Vec::new();
     let mut stored = Vec::new();
     let mut one_thread = Vec::new();
+    let mut ours_grpc = Vec::new();
+    let mut bares_grpc = Vec::new();
     for t in 0..trials {
-        say(format!("ingest: trial {}/{trials}: bare reader", t + 1));
+        let trial = |what: &str| say(format!("ingest: trial {}/{trials}: {what}", t + 1));
+        trial("bare reader");
         let s = server(tasks, events);
         bares.push(bare(&s, tasks, Layer::Count));
         drop(s);
-        say(format!(
-            "ingest: trial {}/{trials}: bare reader + sse::frames (+ decode)",
-            t + 1
-        ));
+        trial("bare reader + sse::frames (+ decode)");
         let s = server(tasks, events);
         framed.push(bare(&s, tasks, Layer::Frames));
         drop(s);
@@ -376,99 +446,73 @@ pub fn run() -> Section {
             .expect("tokio runtime");
         one_thread.push(bare_on(&s, tasks, Layer::Store, single));
         drop(s);
-        say(format!("ingest: trial {}/{trials}: engine + store", t + 1));
+        trial("engine + store");
         let s = server(tasks, events);
-        let (run, store) = engine(&s, tasks, 256);
-        assert_eq!(store.len(), tasks);
-        ours.push(run);
+        ours.push(engine_over(&s, tasks, Binding::JsonRpc));
+        drop(s);
+        trial("over gRPC: bare reader, engine + store");
+        let s = grpc_server(tasks, events);
+        bares_grpc.push(bare_grpc(&s, tasks));
+        drop(s);
+        let s = grpc_server(tasks, events);
+        ours_grpc.push(engine_over(&s, tasks, Binding::Grpc));
     }
     say("ingest: Python SDK client");
     let py = {
         let s = server(tasks, py_events);
         sdk(&s, tasks)
     };
-    let med = |runs: &[Run], f: fn(&Run) -> f64| median(&mut runs.iter().map(f).collect::<Vec<_>>());
     let ours_rate = med(&ours, Run::rate);
-    let bare_rate = med(&bares, Run::rate);
     // Ratios of trials taken side by side, then their median: robust to drift across the run.
-    let ratio_a = median(
-        &mut ours
-            .iter()
-            .zip(&bares)
-            .map(|(o, b)| o.rate() / b.rate())
-            .collect::<Vec<_>>(),
-    );
+    let ratio_a = paired_ratio(&ours, &bares);
+    let grpc_rate = med(&ours_grpc, Run::rate);
+    let ratio_grpc_bare = paired_ratio(&ours_grpc, &bares_grpc);
+    let ratio_grpc_json = paired_ratio(&ours_grpc, &ours);
     let ratio_b = py.as_ref().map(|p| ours_rate / p.rate());
-    let per_event_us = |runs: &[Run], f: fn(&Run) -> f64| {
-        median(&mut runs.iter().map(|r| f(r) / r.events as f64 * 1e6).collect::<Vec<_>>())
+    let size = format!("{tasks} × {}", thousands(events as f64));
+    let row = |label: &str, runs: &[Run], with_range: bool| {
+        let rate = med(runs, Run::rate);
+        vec![
+            label.to_string(),
+            size.clone(),
+            format!("{:.2} s", med(runs, |r| r.seconds)),
+            if with_range {
+                format!("{} ({})", thousands(rate), spread(runs))
+            } else {
+                thousands(rate)
+            },
+            format!("{:.2} µs", per_event_us(runs, |r| r.client_cpu)),
+            kernel_share(runs),
+            switches_per_k(runs),
+            format!("{:.2} µs", per_event_us(runs, |r| r.server_cpu)),
+            format!("{:.2}", rate / ours_rate),
+        ]
     };
     let mut rows = vec![
-        vec![
-            "a2a-watch engine → store".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&ours, |r| r.seconds)),
-            format!("{} ({})", thousands(ours_rate), spread(&ours)),
-            format!("{:.2} µs", per_event_us(&ours, |r| r.client_cpu)),
-            kernel_share(&ours),
-            switches_per_k(&ours),
-            format!("{:.2} µs", per_event_us(&ours, |r| r.server_cpu)),
-            "1.00".into(),
-        ],
-        vec![
-            "(a) + `sse::frames` + decode + channel → `Store::apply` (no engine)".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&stored, |r| r.seconds)),
-            format!("{} ({})", thousands(med(&stored, Run::rate)), spread(&stored)),
-            format!("{:.2} µs", per_event_us(&stored, |r| r.client_cpu)),
-            kernel_share(&stored),
-            switches_per_k(&stored),
-            format!("{:.2} µs", per_event_us(&stored, |r| r.server_cpu)),
-            format!("{:.2}", med(&stored, Run::rate) / ours_rate),
-        ],
-        vec![
-            "the same on a current-thread runtime (readers and consumer on one thread)".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&one_thread, |r| r.seconds)),
-            thousands(med(&one_thread, Run::rate)),
-            format!("{:.2} µs", per_event_us(&one_thread, |r| r.client_cpu)),
-            kernel_share(&one_thread),
-            switches_per_k(&one_thread),
-            format!("{:.2} µs", per_event_us(&one_thread, |r| r.server_cpu)),
-            format!("{:.2}", med(&one_thread, Run::rate) / ours_rate),
-        ],
-        vec![
-            "(a) + our `sse::frames` + `jsonrpc::decode_frame` (no engine, no store)".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&decoded, |r| r.seconds)),
-            thousands(med(&decoded, Run::rate)),
-            format!("{:.2} µs", per_event_us(&decoded, |r| r.client_cpu)),
-            kernel_share(&decoded),
-            switches_per_k(&decoded),
-            format!("{:.2} µs", per_event_us(&decoded, |r| r.server_cpu)),
-            format!("{:.2}", med(&decoded, Run::rate) / ours_rate),
-        ],
-        vec![
-            "(a) + our `sse::frames` (size guard), frames counted".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&framed, |r| r.seconds)),
-            thousands(med(&framed, Run::rate)),
-            format!("{:.2} µs", per_event_us(&framed, |r| r.client_cpu)),
-            kernel_share(&framed),
-            switches_per_k(&framed),
-            format!("{:.2} µs", per_event_us(&framed, |r| r.server_cpu)),
-            format!("{:.2}", med(&framed, Run::rate) / ours_rate),
-        ],
-        vec![
-            "(a) bare reqwest + eventsource-stream, frames counted".to_string(),
-            format!("{tasks} × {}", thousands(events as f64)),
-            format!("{:.2} s", med(&bares, |r| r.seconds)),
-            format!("{} ({})", thousands(bare_rate), spread(&bares)),
-            format!("{:.2} µs", per_event_us(&bares, |r| r.client_cpu)),
-            kernel_share(&bares),
-            switches_per_k(&bares),
-            format!("{:.2} µs", per_event_us(&bares, |r| r.server_cpu)),
-            format!("{:.2}", bare_rate / ours_rate),
-        ],
+        row("a2a-watch engine → store", &ours, true),
+        row("a2a-watch engine → store over gRPC", &ours_grpc, true),
+        row(
+            "(a) + `sse::frames` + decode + channel → `Store::apply` (no engine)",
+            &stored,
+            true,
+        ),
+        row(
+            "the same on a current-thread runtime (readers and consumer on one thread)",
+            &one_thread,
+            false,
+        ),
+        row(
+            "(a) + our `sse::frames` + `jsonrpc::decode_frame` (no engine, no store)",
+            &decoded,
+            false,
+        ),
+        row("(a) + our `sse::frames` (size guard), frames counted", &framed, false),
+        row("(a) bare reqwest + eventsource-stream, frames counted", &bares, true),
+        row(
+            "(a′) bare tonic reader over gRPC, messages counted (not decoded)",
+            &bares_grpc,
+            true,
+        ),
     ];
     match &py {
         Some(p) => rows.push(vec![
@@ -519,6 +563,26 @@ top (listing, GetTask, watch modes) {:+.2} µs. With readers and consumer on one
             None => String::new(),
         },
     );
+    let server_us = |runs: &[Run]| per_event_us(runs, |r| r.server_cpu);
+    let grpc = format!(
+        "\n**Over gRPC.** The same load agent with `--grpc` also serves `lf.a2a.v1.A2AService` (SubscribeToTask, \
+GetTask, ListTasks) on a port of its own and lists it first on its card, so the same `Engine::start` chooses gRPC (each \
+run checks the store's agent says GRPC): one tonic channel, every stream an HTTP/2 stream of one connection, each \
+message transcoded protobuf → proto JSON → our types by `a2a::grpc`. (a′), the gRPC analogue of (a): a bare tonic \
+client on one channel, one SubscribeToTask per task, messages counted and dropped undecoded. Both interleaved with the \
+JSON-RPC rows in each trial. Ours over gRPC / (a′) = **{ratio_grpc_bare:.2}x**; ours over gRPC / ours over JSON-RPC \
+= **{ratio_grpc_json:.2}x** (medians of per-trial ratios; no target, issue 14 asks for the row). Client CPU per event: \
+{:.2} µs over gRPC against {c_ours:.2} µs over JSON-RPC; the bare readers {:.2} µs (a′) and {c_bare:.2} µs (a). The \
+load agent writes its status updates in protobuf field by field, as it writes its JSON-RPC frames by hand, and the \
+rest (snapshots, GetTask, ListTasks) as proto JSON put in protobuf with prost-reflect (which would take about 13 µs \
+an event); server CPU an event: {:.2} µs under the gRPC engine, {:.2} µs under the JSON-RPC one, on the {cores} cores \
+the client shares.\n",
+        cpu(&ours_grpc),
+        cpu(&bares_grpc),
+        server_us(&ours_grpc),
+        server_us(&ours),
+        cores = std::thread::available_parallelism().map_or(1, |n| n.get()),
+    );
     let ok_a = ratio_a >= 0.6;
     let ok_b = ratio_b.is_none_or(|r| r >= 10.0);
     let verdict = if py.is_none() && ok_a {
@@ -541,7 +605,7 @@ agent shares the machine's {cores} cores with the client: the CPU columns split 
 Ours / (a) = **{ratio_a:.2}x** (target ≥ 0.6x, issue 11; issue 6 asked 0.7x). Ours / (b) = **{rb}** (target ≥ 10x). The middle rows add our \
 layers to (a) one at a time, on the same network path, so the gap can be read off the client-CPU column. Average read \
 handed to the reader: (a) {read:.0} bytes, with `sse::frames` {read_f:.0}, with decode {read_d:.0}, with the \
-channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}",
+channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}{grpc}",
         t = table(
             &[
                 "client",
@@ -570,9 +634,10 @@ channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}",
         title: "Ingest over loopback",
         target: "≥ 0.6x of (a) bare reader; ≥ 10x of (b) Python SDK".into(),
         result: format!(
-            "{} events/s; {ratio_a:.2}x of (a); {}",
+            "{} events/s; {ratio_a:.2}x of (a); {}; over gRPC {} events/s, {ratio_grpc_bare:.2}x of (a′)",
             thousands(ours_rate),
-            ratio_b.map_or("(b) not measured".into(), |r| format!("{r:.1}x of (b)"))
+            ratio_b.map_or("(b) not measured".into(), |r| format!("{r:.1}x of (b)")),
+            thousands(grpc_rate),
         ),
         verdict,
         body,

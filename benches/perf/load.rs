@@ -12,6 +12,10 @@
 //! A module of the perf bench, kept out of the product binary; its tests run as their own test
 //! target (`load_agent` in Cargo.toml), since a `harness = false` bench runs none.
 
+// The same file whether this is a module of the perf bench or the root of `load_agent`.
+#[path = "load/grpc.rs"]
+mod grpc;
+
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::io;
@@ -26,6 +30,7 @@ use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use futures::StreamExt as _;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -60,6 +65,8 @@ pub struct LoadConfig {
     /// ListTasks shows no task until `GET /_load/reveal`, so a harness can measure the same
     /// client process idle and then with every task.
     pub hidden: bool,
+    /// Serve gRPC too, on a port of its own, listed first on the card so clients choose it.
+    pub grpc: bool,
 }
 
 impl Default for LoadConfig {
@@ -76,6 +83,7 @@ impl Default for LoadConfig {
             keep_alive: Duration::from_secs(15),
             history: 0,
             hidden: false,
+            grpc: false,
         }
     }
 }
@@ -230,32 +238,52 @@ impl LoadAgent {
         );
     }
 
-    /// Advances the task by one step and writes its frame; false when there is nothing left.
-    fn step(&self, index: usize, id: &str, at: Timestamp, out: &mut String) -> bool {
+    /// Advances the task by one step: the step, and where the task is after it; `None` when the
+    /// script is over.
+    fn advance(&self, index: usize, at: Timestamp) -> Option<(Step, Progress)> {
         let mut p = self.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(step) = self.next_step(&p) else {
-            return false;
-        };
-        let _ = write!(out, r#"data: {{"id":{id},"jsonrpc":"2.0","result":"#);
-        let task_id = &self.slots[index].id;
+        let step = self.next_step(&p)?;
         match step {
             Step::Status(n) => {
                 p.statuses = n + 1;
                 p.at = at;
                 self.generation.fetch_add(1, Ordering::Relaxed);
+            }
+            Step::Chunk(n) => p.chunks = n + 1,
+        }
+        if self.terminal(&p) {
+            self.stats.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.stats.events.fetch_add(1, Ordering::Relaxed);
+        Some((step, *p))
+    }
+
+    /// Advances the task by one step and writes its SSE frame, the JSON-RPC response to request
+    /// `rpc_id` (JSON text); false when there is nothing left.
+    fn step(&self, index: usize, rpc_id: &str, at: Timestamp, out: &mut String) -> bool {
+        let Some((step, p)) = self.advance(index, at) else {
+            return false;
+        };
+        open_frame(Some(rpc_id), out);
+        self.event_json(index, &step, &p, out);
+        close_frame(Some(rpc_id), out);
+        true
+    }
+
+    /// A step's StreamResponse as proto JSON, `p` being where the task is after it.
+    fn event_json(&self, index: usize, step: &Step, p: &Progress, out: &mut String) {
+        let task_id = &self.slots[index].id;
+        match *step {
+            Step::Status(_) => {
                 let _ = write!(
                     out,
                     r#"{{"statusUpdate":{{"taskId":"{task_id}","contextId":"{}","status":"#,
                     self.context
                 );
-                self.status_json(index, &p, out);
+                self.status_json(index, p, out);
                 out.push_str("}}");
-                if self.terminal(&p) {
-                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
-                }
             }
             Step::Chunk(n) => {
-                p.chunks = n + 1;
                 let last = p.chunks == self.config.artifact_chunks;
                 let _ = write!(
                     out,
@@ -264,20 +292,28 @@ impl LoadAgent {
                     self.chunk_text,
                     n > 0,
                 );
-                if self.terminal(&p) {
-                    self.stats.completed.fetch_add(1, Ordering::Relaxed);
-                }
             }
         }
-        out.push_str("}\n\n");
-        self.stats.events.fetch_add(1, Ordering::Relaxed);
-        true
     }
 
     fn find(&self, id: &str) -> Option<usize> {
         // Ids are ours, so the index is in them; anything else is not found.
         let index = usize::from_str_radix(id.split('-').next()?, 16).ok()?;
         (self.slots.get(index)?.id == id).then_some(index)
+    }
+}
+
+/// What goes before a StreamResponse's proto JSON: on JSON-RPC, the SSE frame and the response
+/// to request `rpc_id`; on gRPC, nothing.
+fn open_frame(rpc_id: Option<&str>, out: &mut String) {
+    if let Some(id) = rpc_id {
+        let _ = write!(out, r#"data: {{"id":{id},"jsonrpc":"2.0","result":"#);
+    }
+}
+
+fn close_frame(rpc_id: Option<&str>, out: &mut String) {
+    if rpc_id.is_some() {
+        out.push_str("}\n\n");
     }
 }
 
@@ -302,17 +338,45 @@ impl Drop for Open {
     }
 }
 
+/// How a subscription's events go on the wire.
+enum Wire {
+    /// SSE frames of JSON-RPC responses to the request with this id (JSON text), as many to a
+    /// write as fill `BATCH_BYTES`.
+    Sse(String),
+    /// One protobuf StreamResponse per item: gRPC frames each message, and tonic gathers the
+    /// messages that are ready into one write.
+    Grpc,
+}
+
+impl Wire {
+    fn rpc_id(&self) -> Option<&str> {
+        match self {
+            Wire::Sse(id) => Some(id),
+            Wire::Grpc => None,
+        }
+    }
+
+    /// What was written (the snapshot), as one item of the stream.
+    fn finish(&self, out: String) -> Bytes {
+        match self {
+            Wire::Sse(_) => Bytes::from(out),
+            Wire::Grpc => grpc::stream_response(&out),
+        }
+    }
+}
+
 struct StreamState {
     open: Open,
     index: usize,
-    /// The request id, as JSON text.
-    rpc_id: String,
+    wire: Wire,
     snapshot_sent: bool,
     ticker: Option<tokio::time::Interval>,
     done: bool,
 }
 
-fn subscription(agent: Arc<LoadAgent>, index: usize, rpc_id: String) -> Response {
+/// A subscription's events from the task's snapshot on: the script at the configured rate, then
+/// the end of the stream at the terminal update, or (held) keep-alives on SSE and silence on gRPC.
+fn events(agent: Arc<LoadAgent>, index: usize, wire: Wire) -> impl futures::Stream<Item = Bytes> + Send {
     let ticker = agent.config.rate.filter(|r| *r > 0.0).map(|rate| {
         let mut t = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
@@ -321,55 +385,79 @@ fn subscription(agent: Arc<LoadAgent>, index: usize, rpc_id: String) -> Response
     let state = StreamState {
         open: Open::new(agent),
         index,
-        rpc_id,
+        wire,
         snapshot_sent: false,
         ticker,
         done: false,
     };
-    let body = futures::stream::unfold(state, |mut st| async move {
+    futures::stream::unfold(state, |mut st| async move {
         let agent = st.open.0.clone();
         let mut out = String::new();
+        let rpc_id = st.wire.rpc_id();
         if !st.snapshot_sent {
             st.snapshot_sent = true;
             let p = *agent.slots[st.index].progress.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = write!(out, r#"data: {{"id":{},"jsonrpc":"2.0","result":{{"task":"#, st.rpc_id);
+            open_frame(rpc_id, &mut out);
+            out.push_str(r#"{"task":"#);
             agent.task_json(st.index, &p, true, None, &mut out);
-            out.push_str("}}\n\n");
-            return Some((Ok::<_, Infallible>(Bytes::from(out)), st));
+            out.push('}');
+            close_frame(rpc_id, &mut out);
+            let item = st.wire.finish(out);
+            return Some((item, st));
         }
         if !st.done {
-            match &mut st.ticker {
+            let due = match &mut st.ticker {
                 Some(ticker) => {
                     // The event is stamped with the time it was due, so a server held back by a
                     // slow reader shows as latency rather than hiding it.
                     let due = ticker.tick().await;
                     let late = tokio::time::Instant::now().saturating_duration_since(due);
-                    let at = Timestamp::now()
-                        .checked_sub(jiff::SignedDuration::try_from(late).unwrap_or_default())
-                        .unwrap_or_else(|_| Timestamp::now());
-                    st.done = !agent.step(st.index, &st.rpc_id, at, &mut out);
+                    Some(
+                        Timestamp::now()
+                            .checked_sub(jiff::SignedDuration::try_from(late).unwrap_or_default())
+                            .unwrap_or_else(|_| Timestamp::now()),
+                    )
                 }
-                None => {
-                    while out.len() < BATCH_BYTES {
-                        if !agent.step(st.index, &st.rpc_id, Timestamp::now(), &mut out) {
-                            st.done = true;
-                            break;
-                        }
+                None => None,
+            };
+            let item = match &st.wire {
+                // One frame a tick, or as fast as the client reads, frames filling a write.
+                Wire::Sse(rpc_id) => loop {
+                    if !agent.step(st.index, rpc_id, due.unwrap_or_else(Timestamp::now), &mut out) {
+                        st.done = true;
+                        break (!out.is_empty()).then(|| Bytes::from(out));
                     }
-                }
-            }
-            if !out.is_empty() {
-                return Some((Ok(Bytes::from(out)), st));
+                    if due.is_some() || out.len() >= BATCH_BYTES {
+                        break Some(Bytes::from(out));
+                    }
+                },
+                Wire::Grpc => match agent.advance(st.index, due.unwrap_or_else(Timestamp::now)) {
+                    Some((step, p)) => Some(grpc::event(&agent, st.index, &step, &p)),
+                    None => {
+                        st.done = true;
+                        None
+                    }
+                },
+            };
+            if let Some(item) = item {
+                return Some((item, st));
             }
         }
         let p = *agent.slots[st.index].progress.lock().unwrap_or_else(|e| e.into_inner());
         if agent.terminal(&p) {
             return None;
         }
-        // Held open: nothing more to say but that we are here.
+        // Held open: nothing more to say but that we are here (gRPC has no comment to send).
+        if let Wire::Grpc = st.wire {
+            return std::future::pending().await;
+        }
         tokio::time::sleep(agent.config.keep_alive).await;
-        Some((Ok(Bytes::from_static(b": keep-alive\n\n")), st))
-    });
+        Some((Bytes::from_static(b": keep-alive\n\n"), st))
+    })
+}
+
+fn subscription(agent: Arc<LoadAgent>, index: usize, rpc_id: String) -> Response {
+    let body = events(agent, index, Wire::Sse(rpc_id)).map(Ok::<_, Infallible>);
     Response::builder()
         .header(CONTENT_TYPE, "text/event-stream")
         .header(CACHE_CONTROL, "no-cache")
@@ -392,37 +480,55 @@ async fn handle(State(agent): State<Arc<LoadAgent>>, body: Bytes) -> Response {
     };
     let id = request.get("id").cloned().unwrap_or(Value::Null);
     let params = request.get("params").cloned().unwrap_or(Value::Null);
-    let task = || params.get("id").and_then(Value::as_str).and_then(|t| agent.find(t));
     match request.get("method").and_then(Value::as_str).unwrap_or("") {
-        "SubscribeToTask" => {
-            let Some(index) = task() else {
-                return rpc_error(&id, -32001, "Task not found");
-            };
-            let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
-            if agent.terminal(&p) {
-                return rpc_error(&id, -32004, "Task is in a terminal state and cannot be subscribed to");
-            }
-            subscription(agent.clone(), index, id.to_string())
-        }
-        "GetTask" => {
-            agent.stats.get_calls.fetch_add(1, Ordering::Relaxed);
-            let Some(index) = task() else {
-                return rpc_error(&id, -32001, "Task not found");
-            };
-            let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
-            let mut out = String::new();
-            agent.task_json(index, &p, true, history_length(&params), &mut out);
-            rpc_result(&id, &out)
-        }
-        "ListTasks" => {
-            agent.stats.list_calls.fetch_add(1, Ordering::Relaxed);
-            match list(&agent, &params) {
-                Ok(result) => rpc_result(&id, &result),
-                Err(message) => rpc_error(&id, -32602, &message),
-            }
-        }
+        "SubscribeToTask" => match subscribable(&agent, &params) {
+            Ok(index) => subscription(agent.clone(), index, id.to_string()),
+            Err(Refusal::NotFound) => rpc_error(&id, -32001, NOT_FOUND),
+            Err(Refusal::Terminal) => rpc_error(&id, -32004, TERMINAL),
+        },
+        "GetTask" => match get_task(&agent, &params) {
+            Some(task) => rpc_result(&id, &task),
+            None => rpc_error(&id, -32001, NOT_FOUND),
+        },
+        "ListTasks" => match list(&agent, &params) {
+            Ok(result) => rpc_result(&id, &result),
+            Err(message) => rpc_error(&id, -32602, &message),
+        },
         other => rpc_error(&id, -32601, &format!("Method not found: {other}")),
     }
+}
+
+const NOT_FOUND: &str = "Task not found";
+const TERMINAL: &str = "Task is in a terminal state and cannot be subscribed to";
+
+/// Why SubscribeToTask is refused: no such task, or a terminal one (spec section 3.1.6).
+enum Refusal {
+    NotFound,
+    Terminal,
+}
+
+/// SubscribeToTask's task, if it may be subscribed to.
+fn subscribable(agent: &LoadAgent, params: &Value) -> Result<usize, Refusal> {
+    let index = params
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(|t| agent.find(t))
+        .ok_or(Refusal::NotFound)?;
+    let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+    if agent.terminal(&p) {
+        return Err(Refusal::Terminal);
+    }
+    Ok(index)
+}
+
+/// GetTask: the task as proto JSON, or `None` if it is not ours.
+fn get_task(agent: &LoadAgent, params: &Value) -> Option<String> {
+    agent.stats.get_calls.fetch_add(1, Ordering::Relaxed);
+    let index = agent.find(params.get("id").and_then(Value::as_str)?)?;
+    let p = *agent.slots[index].progress.lock().unwrap_or_else(|e| e.into_inner());
+    let mut out = String::new();
+    agent.task_json(index, &p, true, history_length(params), &mut out);
+    Some(out)
 }
 
 /// A request's historyLength (spec section 3.2.4): `None` when unset (the server's default, all).
@@ -461,6 +567,7 @@ impl LoadAgent {
 
 /// ListTasks: newest status first, then id; the cursor is `<nanos>.<id>` of the last task served.
 fn list(agent: &LoadAgent, params: &Value) -> Result<String, String> {
+    agent.stats.list_calls.fetch_add(1, Ordering::Relaxed);
     let page_size = params.get("pageSize").and_then(Value::as_u64).unwrap_or(50);
     if !(1..=100).contains(&page_size) {
         return Err(format!("pageSize must be between 1 and 100, not {page_size}"));
@@ -541,17 +648,23 @@ async fn stats(State(agent): State<Arc<LoadAgent>>) -> Json<Value> {
     }))
 }
 
-fn card(url: &str, name: &str) -> Value {
+/// The card: JSON-RPC at `url`, and first, when served, gRPC at `grpc` (`host:port`).
+fn card(url: &str, grpc: Option<&str>, name: &str) -> Value {
+    let interface = |url: String, binding: Binding| AgentInterface {
+        url,
+        protocol_binding: binding.wire_name().into(),
+        protocol_version: "1.0".into(),
+        tenant: None,
+    };
     let card = AgentCard {
         name: name.into(),
         description: "Benchmark load agent: many tasks, many events".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        supported_interfaces: vec![AgentInterface {
-            url: format!("{url}/"),
-            protocol_binding: Binding::JsonRpc.wire_name().into(),
-            protocol_version: "1.0".into(),
-            tenant: None,
-        }],
+        supported_interfaces: grpc
+            .map(|g| interface(g.to_string(), Binding::Grpc))
+            .into_iter()
+            .chain([interface(format!("{url}/"), Binding::JsonRpc)])
+            .collect(),
         capabilities: AgentCapabilities {
             streaming: true,
             ..AgentCapabilities::default()
@@ -572,6 +685,8 @@ fn chunk_text(len: usize) -> String {
 /// The running load agents.
 pub struct LoadAgents {
     pub urls: Vec<String>,
+    /// The gRPC interfaces (`host:port`), when `grpc`.
+    pub grpc: Vec<String>,
     servers: Vec<JoinHandle<io::Result<()>>>,
 }
 
@@ -583,7 +698,7 @@ impl LoadAgents {
     }
 }
 
-fn build(index: usize, url: &str, config: &LoadConfig, start: Timestamp) -> LoadAgent {
+fn build(index: usize, url: &str, grpc: Option<&str>, config: &LoadConfig, start: Timestamp) -> LoadAgent {
     let name = if config.agents > 1 {
         format!("load-{index}")
     } else {
@@ -609,7 +724,7 @@ fn build(index: usize, url: &str, config: &LoadConfig, start: Timestamp) -> Load
     let agent = LoadAgent {
         index,
         context: context_id(index),
-        card: card(url, &name),
+        card: card(url, grpc, &name),
         slots,
         chunk_text: chunk_text(chunk),
         stats: Counters::default(),
@@ -628,7 +743,7 @@ fn build(index: usize, url: &str, config: &LoadConfig, start: Timestamp) -> Load
 /// its end (snapshot, then every step), with JSON-RPC id 1: input for benchmarks that decode
 /// without a network.
 pub fn scripts(config: &LoadConfig) -> Vec<String> {
-    let agent = build(0, "http://127.0.0.1:1", config, Timestamp::now());
+    let agent = build(0, "http://127.0.0.1:1", None, config, Timestamp::now());
     (0..config.tasks)
         .map(|index| {
             let mut out = String::new();
@@ -645,6 +760,7 @@ pub fn scripts(config: &LoadConfig) -> Vec<String> {
 /// Starts the agents on 127.0.0.1 and returns once all of them listen.
 pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
     let mut urls = Vec::new();
+    let mut grpc_urls = Vec::new();
     let mut servers = Vec::new();
     let start = Timestamp::now();
     for index in 0..config.agents.max(1) {
@@ -656,7 +772,28 @@ pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
         };
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let url = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
-        let agent = Arc::new(build(index, &url, &config, start));
+        let grpc_listener = if config.grpc {
+            Some(TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?)
+        } else {
+            None
+        };
+        let grpc_url = match &grpc_listener {
+            Some(l) => Some(format!("127.0.0.1:{}", l.local_addr()?.port())),
+            None => None,
+        };
+        let agent = Arc::new(build(index, &url, grpc_url.as_deref(), &config, start));
+        if let (Some(listener), Some(grpc_url)) = (grpc_listener, grpc_url) {
+            let face = grpc::Face(agent.clone());
+            // TCP_NODELAY, as tonic's own `serve` sets by default.
+            let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+            servers.push(tokio::spawn(async move {
+                tonic::transport::Server::builder()
+                    .serve_with_incoming(face, incoming)
+                    .await
+                    .map_err(io::Error::other)
+            }));
+            grpc_urls.push(grpc_url);
+        }
         let card_doc = agent.card.clone();
         let app = Router::new()
             .route(
@@ -673,7 +810,11 @@ pub async fn start(config: LoadConfig) -> io::Result<LoadAgents> {
         urls.push(url);
         servers.push(tokio::spawn(async move { axum::serve(listener, app).await }));
     }
-    Ok(LoadAgents { urls, servers })
+    Ok(LoadAgents {
+        urls,
+        grpc: grpc_urls,
+        servers,
+    })
 }
 
 // The perf bench compiles this module with cfg(test) but no harness, which drops the tests and
@@ -686,7 +827,7 @@ mod tests {
     use futures::StreamExt;
 
     fn agent(config: LoadConfig) -> LoadAgent {
-        build(0, "http://127.0.0.1:1", &config, Timestamp::now())
+        build(0, "http://127.0.0.1:1", None, &config, Timestamp::now())
     }
 
     #[test]
@@ -787,18 +928,23 @@ mod tests {
         assert_eq!(since.tasks.iter().map(|t| t.id.clone()).collect::<Vec<_>>(), [oldest]);
     }
 
+    /// The agents running, and the library's client of the first, from its card.
+    async fn served(config: LoadConfig) -> (LoadAgents, a2a_watch::a2a::Client) {
+        let running = start(config).await.unwrap();
+        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
+            .await
+            .unwrap();
+        (running, client)
+    }
+
     #[tokio::test]
     async fn the_client_follows_a_task_to_its_end_and_the_stats_count_it() {
-        let running = start(LoadConfig {
+        let (running, client) = served(LoadConfig {
             tasks: 2,
             events: 3,
             ..LoadConfig::default()
         })
-        .await
-        .unwrap();
-        let client = a2a_watch::a2a::Client::connect(&running.urls[0], Default::default())
-            .await
-            .unwrap();
+        .await;
         let events: Vec<StreamResponse> = client
             .subscribe(&task_id(0, 0))
             .await
@@ -825,6 +971,96 @@ mod tests {
             (stats["events"].as_u64(), stats["completed"].as_u64()),
             (Some(3), Some(1))
         );
+        running.stop();
+    }
+
+    #[test]
+    fn over_grpc_every_event_is_the_message_its_proto_json_makes() {
+        let a = agent(LoadConfig {
+            tasks: 2,
+            events: 3,
+            artifact_bytes: 8,
+            artifact_chunks: 1,
+            ..LoadConfig::default()
+        });
+        let proto = |bytes: Bytes| {
+            let m = prost_reflect::DynamicMessage::decode(grpc::STREAM_RESPONSE.clone(), bytes).unwrap();
+            serde_json::to_value(&m).unwrap()
+        };
+        let mut kinds = Vec::new();
+        while let Some((step, p)) = a.advance(1, Timestamp::now()) {
+            let mut json = String::new();
+            a.event_json(1, &step, &p, &mut json);
+            let written = proto(grpc::event(&a, 1, &step, &p));
+            assert_eq!(written, proto(grpc::stream_response(&json)));
+            if let Step::Status(_) = step {
+                // (An artifact chunk's `"append": false` is proto3's default, left out.)
+                assert_eq!(
+                    written,
+                    serde_json::from_str::<Value>(&json).unwrap(),
+                    "reads back as its JSON"
+                );
+            }
+            kinds.push(json.split('"').nth(1).unwrap().to_string());
+        }
+        assert_eq!(
+            kinds,
+            ["statusUpdate", "artifactUpdate", "statusUpdate", "statusUpdate"]
+        );
+    }
+
+    #[tokio::test]
+    async fn over_grpc_the_client_reads_the_same_script_to_completed() {
+        // Discovered from the card, as the engine does: the gRPC interface comes first.
+        let (running, client) = served(LoadConfig {
+            tasks: 3,
+            events: 4,
+            artifact_bytes: 20,
+            artifact_chunks: 2,
+            grpc: true,
+            ..LoadConfig::default()
+        })
+        .await;
+        assert_eq!(client.endpoint.binding, Binding::Grpc);
+        assert_eq!(client.endpoint.url.as_str(), format!("http://{}/", running.grpc[0]));
+        let events: Vec<StreamResponse> = client
+            .subscribe(&task_id(0, 1))
+            .await
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert_eq!(events.len(), 7, "the snapshot, four status updates, two chunks");
+        let StreamResponse::Task(snapshot) = &events[0] else {
+            panic!("starts with the task")
+        };
+        assert_eq!(snapshot.status.state, TaskState::Working);
+        assert_eq!(events.iter().filter(|e| e.kind() == "artifact").count(), 2);
+        let StreamResponse::StatusUpdate(last) = events.last().unwrap() else {
+            panic!("ends with a status update")
+        };
+        assert_eq!(last.status.state, TaskState::Completed);
+        assert_eq!(last.task_id, task_id(0, 1));
+        let task = client.get_task(&task_id(0, 1), None).await.unwrap();
+        assert_eq!(task.status.state, TaskState::Completed);
+        assert_eq!(task.artifacts[0].text().len(), 20);
+        let page = client
+            .list_tasks(&a2a_watch::a2a::ListTasksRequest {
+                page_size: Some(2),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!((page.tasks.len(), page.total_size), (2, 3));
+        assert_eq!(page.tasks[0].id, task_id(0, 1), "the task that moved lists first");
+        // Refusals carry the reason the client classifies them by.
+        let terminal = client.subscribe(&task_id(0, 1)).await.err().unwrap();
+        assert!(
+            terminal.is_kind(a2a_watch::a2a::ErrorKind::UnsupportedOperation),
+            "{terminal}"
+        );
+        let missing = client.get_task("nope", None).await.unwrap_err();
+        assert!(missing.is_kind(a2a_watch::a2a::ErrorKind::TaskNotFound), "{missing}");
         running.stop();
     }
 }

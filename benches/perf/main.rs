@@ -205,10 +205,13 @@ struct LoadArgs {
     /// List no task until `GET /_load/reveal`.
     #[arg(long)]
     hidden: bool,
+    /// Serve gRPC too, on a port of its own, and list it first on the card.
+    #[arg(long)]
+    grpc: bool,
 }
 
-/// `serve-load`: starts the load agents on loopback, prints one JSON line with their URLs once
-/// they listen, then serves until interrupted.
+/// `serve-load`: starts the load agents on loopback, prints one JSON line with their URLs (and
+/// gRPC interfaces) once they listen, then serves until interrupted.
 fn serve_load(args: &[String]) {
     use clap::{CommandFactory as _, Parser as _};
     let a = LoadArgs::parse_from(args);
@@ -232,6 +235,7 @@ fn serve_load(args: &[String]) {
         keep_alive: std::time::Duration::from_secs_f64(a.keep_alive),
         history: a.history,
         hidden: a.hidden,
+        grpc: a.grpc,
     };
     // The scale benchmark holds thousands of streams open against it.
     a2a_watch::cli::raise_open_file_limit();
@@ -240,7 +244,10 @@ fn serve_load(args: &[String]) {
         let running = load::start(config)
             .await
             .unwrap_or_else(|e| panic!("serve-load on 127.0.0.1:{}: {e}", a.port));
-        println!("{}", serde_json::json!({ "agents": running.urls }));
+        println!(
+            "{}",
+            serde_json::json!({ "agents": running.urls, "grpc": running.grpc })
+        );
         // If the signal handler cannot be installed, serve until killed.
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

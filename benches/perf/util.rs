@@ -37,6 +37,8 @@ pub fn empty_config() -> PathBuf {
 pub struct LoadServer {
     child: Child,
     pub urls: Vec<String>,
+    /// The agents' gRPC interfaces (`host:port`), with `--grpc`.
+    pub grpc: Vec<String>,
 }
 
 impl LoadServer {
@@ -59,11 +61,17 @@ impl LoadServer {
             .read_line(&mut line)
             .expect("serve-load prints its URLs");
         let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("serve-load said {line:?}: {e}"));
-        let urls = v["agents"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|u| u.as_str().map(str::to_string)).collect())
-            .unwrap_or_default();
-        LoadServer { child, urls }
+        let strings = |key: &str| -> Vec<String> {
+            v[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|u| u.as_str().map(str::to_string)).collect())
+                .unwrap_or_default()
+        };
+        LoadServer {
+            child,
+            urls: strings("agents"),
+            grpc: strings("grpc"),
+        }
     }
 
     pub fn pid(&self) -> u32 {

@@ -327,7 +327,7 @@ fn details(bytes: &[u8]) -> Vec<Value> {
 
 /// Bytes in, bytes out: the transcoding happens around the call, where its errors are ours.
 #[derive(Clone, Copy)]
-struct RawCodec;
+pub struct RawCodec;
 
 impl Codec for RawCodec {
     type Encode = Bytes;
