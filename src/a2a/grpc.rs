@@ -275,6 +275,8 @@ fn request(
 fn decode<T: DeserializeOwned>(output: &MessageDescriptor, what: &str, bytes: Bytes) -> Result<T> {
     let undecodable = |e: String| Error::Stream(format!("{what}: not a {} message: {e}", output.full_name()));
     let message = DynamicMessage::decode(output.clone(), bytes).map_err(|e| undecodable(e.to_string()))?;
+    // Most of a gRPC event's cost is here, in prost-reflect's JSON writer (BENCHMARKS.md,
+    // benchmark 2, the gRPC rows); JSON text instead of a Value measured the same.
     let json = serde_json::to_value(&message).map_err(|e| undecodable(e.to_string()))?;
     T::deserialize(&json).map_err(|e| Error::decode(what, json.to_string().as_bytes(), e))
 }

@@ -279,7 +279,8 @@ impl ServerStreamingService<Bytes> for Subscribe {
         let index = params(&method("SubscribeToTask"), request).and_then(|params| {
             subscribable(&self.0, &params).map_err(|refused| match refused {
                 Refusal::NotFound => not_found(),
-                Refusal::Terminal => refusal(Code::Unimplemented, "UNSUPPORTED_OPERATION", TERMINAL),
+                // UnsupportedOperation is FAILED_PRECONDITION (spec section 5.4).
+                Refusal::Terminal => refusal(Code::FailedPrecondition, "UNSUPPORTED_OPERATION", TERMINAL),
             })
         });
         ready(index.map(|index| {
