@@ -253,8 +253,9 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
     run
 }
 
-/// Baseline (a) over gRPC: one tonic channel (the engine's client has one an agent), one
-/// SubscribeToTask per task, messages counted and dropped without decoding.
+/// Baseline (a) over gRPC: one tonic channel (one HTTP/2 connection; the engine's client spreads
+/// its streams over four, `a2a::grpc::Link`), one SubscribeToTask per task, messages counted and
+/// dropped without decoding.
 pub fn bare_grpc(server: &LoadServer, tasks: usize) -> Run {
     let endpoint = format!("http://{}", server.grpc[0]);
     let pool = DescriptorPool::decode(DESCRIPTOR_SET).expect("proto/a2a.desc is a descriptor set");
@@ -567,7 +568,7 @@ top (listing, GetTask, watch modes) {:+.2} µs. With readers and consumer on one
     let grpc = format!(
         "\n**Over gRPC.** The same load agent with `--grpc` also serves `lf.a2a.v1.A2AService` (SubscribeToTask, \
 GetTask, ListTasks) on a port of its own and lists it first on its card, so the same `Engine::start` chooses gRPC (each \
-run checks the store's agent says GRPC): one tonic channel, every stream an HTTP/2 stream of one connection, each \
+run checks the store's agent says GRPC): its streams spread over four HTTP/2 connections (`a2a::grpc::Link`), each \
 message transcoded protobuf → proto JSON → our types by `a2a::grpc`. (a′), the gRPC analogue of (a): a bare tonic \
 client on one channel, one SubscribeToTask per task, messages counted and dropped undecoded. Both interleaved with the \
 JSON-RPC rows in each trial. Ours over gRPC / (a′) = **{ratio_grpc_bare:.2}x**; ours over gRPC / ours over JSON-RPC \
