@@ -154,8 +154,21 @@ pub struct Client {
     frame_limit: usize,
     request_timeout: Duration,
     next_id: AtomicU64,
-    /// The gRPC connection, when the endpoint is gRPC.
-    grpc: Option<grpc::Link>,
+    transport: Transport,
+}
+
+/// How requests reach the endpoint: JSON over HTTP (reqwest), or gRPC with its connections.
+#[derive(Debug)]
+enum Transport {
+    Http(Json),
+    Grpc(Box<grpc::Link>),
+}
+
+/// The two bindings that are JSON over HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Json {
+    Rpc,
+    Rest,
 }
 
 impl std::fmt::Debug for Client {
@@ -323,9 +336,10 @@ impl Client {
             )
         });
         let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
-        let grpc = match endpoint.binding {
-            Binding::Grpc => Some(grpc::Link::new(&endpoint.url, opts.connect_timeout)?),
-            _ => None,
+        let transport = match endpoint.binding {
+            Binding::JsonRpc => Transport::Http(Json::Rpc),
+            Binding::Rest => Transport::Http(Json::Rest),
+            Binding::Grpc => Transport::Grpc(Box::new(grpc::Link::new(&endpoint.url, opts.connect_timeout)?)),
         };
         let client = Client {
             http,
@@ -343,7 +357,7 @@ impl Client {
             frame_limit: opts.frame_limit,
             request_timeout: opts.request_timeout,
             next_id: AtomicU64::new(1),
-            grpc,
+            transport,
         };
         client.check_destination(client.credential().is_some() || client.extra_headers().is_some())?;
         Ok(client)
@@ -460,18 +474,19 @@ impl Client {
             tenant: self.endpoint.tenant.clone(),
         };
         let call = Call::DeletePushConfig(&req);
-        if self.grpc.is_some() {
+        let json = match &self.transport {
             // The reply is google.protobuf.Empty (spec section 10.4.10).
-            return self.unary::<serde_json::Value>(call).await.map(drop);
-        }
-        let resp = self.send(&call).await?;
+            Transport::Grpc(_) => return self.unary::<serde_json::Value>(call).await.map(drop),
+            Transport::Http(json) => *json,
+        };
+        let resp = self.send(&call, json).await?;
         let status = resp.status().as_u16();
         let body = read_body(resp, call.name(), ERROR_BODY_LIMIT).await?;
-        match (self.endpoint.binding, (200..300).contains(&status)) {
-            (Binding::JsonRpc, false) => Err(jsonrpc_failure(status, call.name(), &body)),
-            (Binding::JsonRpc, true) => wire::jsonrpc::decode_empty(call.name(), &body),
-            (_, false) => Err(wire::rest::error_from_body(status, call.name(), &body)),
-            (_, true) => Ok(()),
+        match (json, (200..300).contains(&status)) {
+            (Json::Rpc, false) => Err(jsonrpc_failure(status, call.name(), &body)),
+            (Json::Rpc, true) => wire::jsonrpc::decode_empty(call.name(), &body),
+            (Json::Rest, false) => Err(wire::rest::error_from_body(status, call.name(), &body)),
+            (Json::Rest, true) => Ok(()),
         }
     }
 
@@ -495,20 +510,19 @@ impl Client {
 
     // ---- the shared path ----
 
-    fn wire_request(&self, call: &Call<'_>, subscribe_method: Method) -> Result<WireRequest> {
-        match self.endpoint.binding {
-            Binding::JsonRpc => wire::jsonrpc::request(
+    fn wire_request(&self, call: &Call<'_>, json: Json, subscribe_method: Method) -> Result<WireRequest> {
+        match json {
+            Json::Rpc => wire::jsonrpc::request(
                 call,
                 self.endpoint.version,
                 self.next_id.fetch_add(1, Ordering::Relaxed),
             ),
-            Binding::Rest => Ok(wire::rest::request(call, subscribe_method)),
-            Binding::Grpc => unreachable!("gRPC calls go through `grpc`, never over HTTP"),
+            Json::Rest => Ok(wire::rest::request(call, subscribe_method)),
         }
     }
 
-    fn build(&self, call: &Call<'_>, subscribe_method: Method) -> Result<reqwest::RequestBuilder> {
-        let wire = self.wire_request(call, subscribe_method)?;
+    fn build(&self, call: &Call<'_>, json: Json, subscribe_method: Method) -> Result<reqwest::RequestBuilder> {
+        let wire = self.wire_request(call, json, subscribe_method)?;
         let mut url = self.endpoint.url.clone();
         if !wire.path.is_empty() {
             let joined = format!("{}{}", url.path().trim_end_matches('/'), wire.path);
@@ -523,9 +537,9 @@ impl Client {
         if let Some((name, token)) = carried.query {
             req = req.query(&[(name.as_str(), token.expose())]);
         }
-        let content_type = match self.endpoint.binding {
-            Binding::JsonRpc => "application/json",
-            _ => "application/a2a+json",
+        let content_type = match json {
+            Json::Rpc => "application/json",
+            Json::Rest => "application/a2a+json",
         };
         req = req.header(
             "Accept",
@@ -663,19 +677,19 @@ impl Client {
         format!("{} on {}", call.name(), self.name)
     }
 
-    async fn send(&self, call: &Call<'_>) -> Result<reqwest::Response> {
+    async fn send(&self, call: &Call<'_>, json: Json) -> Result<reqwest::Response> {
         let what = self.what(call);
         let mut resp = self
-            .build(call, Method::POST)?
+            .build(call, json, Method::POST)?
             .send()
             .await
             .map_err(|e| Error::transport(&what, e))?;
         if matches!(call, Call::SubscribeToTask(_))
-            && self.endpoint.binding == Binding::Rest
+            && json == Json::Rest
             && resp.status() == StatusCode::METHOD_NOT_ALLOWED
         {
             resp = self
-                .build(call, Method::GET)?
+                .build(call, json, Method::GET)?
                 .send()
                 .await
                 .map_err(|e| Error::transport(&what, e))?;
@@ -764,26 +778,32 @@ impl Client {
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call<'_>) -> Result<T> {
-        if let Some(link) = &self.grpc {
-            let req = self.grpc_request(&call, BODY_LIMIT)?;
-            return grpc::unary(link, &call, req, self.request_timeout).await;
-        }
-        let resp = self.send(&call).await?;
+        let json = match &self.transport {
+            Transport::Grpc(link) => {
+                let req = self.grpc_request(&call, BODY_LIMIT)?;
+                return grpc::unary(link, &call, req, self.request_timeout).await;
+            }
+            Transport::Http(json) => *json,
+        };
+        let resp = self.send(&call, json).await?;
         let status = resp.status().as_u16();
         let body = read_body(resp, call.name(), BODY_LIMIT).await?;
-        match self.endpoint.binding {
-            Binding::JsonRpc if !(200..300).contains(&status) => Err(jsonrpc_failure(status, call.name(), &body)),
-            Binding::JsonRpc => wire::jsonrpc::decode(call.name(), &body),
-            _ => wire::rest::decode(call.name(), status, &body),
+        match json {
+            Json::Rpc if !(200..300).contains(&status) => Err(jsonrpc_failure(status, call.name(), &body)),
+            Json::Rpc => wire::jsonrpc::decode(call.name(), &body),
+            Json::Rest => wire::rest::decode(call.name(), status, &body),
         }
     }
 
     async fn stream(&self, call: Call<'_>) -> Result<EventStream> {
-        if let Some(link) = &self.grpc {
-            let req = self.grpc_request(&call, self.frame_limit)?;
-            return Ok(Box::pin(grpc::stream(link, &call, req).await?));
-        }
-        let resp = self.send(&call).await?;
+        let json = match &self.transport {
+            Transport::Grpc(link) => {
+                let req = self.grpc_request(&call, self.frame_limit)?;
+                return Ok(Box::pin(grpc::stream(link, &call, req).await?));
+            }
+            Transport::Http(json) => *json,
+        };
+        let resp = self.send(&call, json).await?;
         let status = resp.status().as_u16();
         let is_sse = resp
             .headers()
@@ -794,10 +814,10 @@ impl Client {
             // An error raised before the stream starts is a plain JSON reply
             // (docs/protocol-notes.md, "Errors").
             let body = read_body(resp, call.name(), BODY_LIMIT).await?;
-            let err = match self.endpoint.binding {
-                Binding::JsonRpc if !(200..300).contains(&status) => Some(jsonrpc_failure(status, call.name(), &body)),
-                Binding::JsonRpc => wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err(),
-                _ => Some(wire::rest::error_from_body(status, call.name(), &body)),
+            let err = match json {
+                Json::Rpc if !(200..300).contains(&status) => Some(jsonrpc_failure(status, call.name(), &body)),
+                Json::Rpc => wire::jsonrpc::decode::<serde_json::Value>(call.name(), &body).err(),
+                Json::Rest => Some(wire::rest::error_from_body(status, call.name(), &body)),
             };
             return Err(err.unwrap_or_else(|| Error::Http {
                 status,
@@ -806,9 +826,9 @@ impl Client {
                 retry_after: None,
             }));
         }
-        let decode = match self.endpoint.binding {
-            Binding::JsonRpc => wire::jsonrpc::decode_frame,
-            _ => wire::rest::decode_frame,
+        let decode = match json {
+            Json::Rpc => wire::jsonrpc::decode_frame,
+            Json::Rest => wire::rest::decode_frame,
         };
         // A frame that does not decode is reported and skipped; the stream goes on.
         let events =
