@@ -730,14 +730,18 @@ impl Client {
 
     /// A refused credential: what the card asks for, how ours was sent, and from which setting.
     fn unauthorized(&self, status: u16, challenge: Option<String>) -> Error {
+        self.refused(challenge).at(status)
+    }
+
+    /// What a refusal of our credential says, before its status is known.
+    fn refused(&self, challenge: Option<String>) -> Refused {
         let sent = self.sent_token();
-        Error::Unauthorized {
-            status,
+        Refused {
             agent: self.name.clone(),
             asks_for: self.auth.asks_for.clone().or(challenge),
             env_var: self.token_env_var(),
             sent_as: sent.as_ref().map(|_| self.placement().describe()),
-            sent_from: sent.map(|t| Box::new(t.source)),
+            sent_from: sent.map(|t| t.source),
             shared_applies: self.auth.placement.is_some(),
         }
     }
@@ -752,27 +756,14 @@ impl Client {
                 crate::text::one_line(&self.name)
             )));
         }
-        let sent = self.sent_token();
-        let (agent, asks_for, env_var) = (self.name.clone(), self.auth.asks_for.clone(), self.token_env_var());
-        let sent_as = sent.as_ref().map(|_| self.placement().describe());
-        let sent_from = sent.map(|t| t.source);
-        let shared_applies = self.auth.placement.is_some();
-        let unauthorized = move |status| Error::Unauthorized {
-            status,
-            agent: agent.clone(),
-            asks_for: asks_for.clone(),
-            env_var: env_var.clone(),
-            sent_as: sent_as.clone(),
-            sent_from: sent_from.clone().map(Box::new),
-            shared_applies,
-        };
+        let refused = self.refused(None);
         Ok(grpc::Request {
             metadata: tonic::metadata::MetadataMap::from_headers(carried.headers),
             refusal: grpc::Refusal {
                 what: self.what(call),
                 limit,
                 streaming: call.is_streaming(),
-                unauthorized: Box::new(unauthorized),
+                unauthorized: Box::new(move |status| refused.at(status)),
             },
         })
     }
@@ -834,6 +825,30 @@ impl Client {
         let events =
             sse::frames(resp.bytes_stream(), self.frame_limit).map(move |frame| frame.and_then(|f| decode(&f)));
         Ok(Box::pin(events))
+    }
+}
+
+/// `Error::Unauthorized` but for its status: kept by a gRPC stream, whose refusal may come late.
+struct Refused {
+    agent: String,
+    asks_for: Option<String>,
+    env_var: Option<String>,
+    sent_as: Option<String>,
+    sent_from: Option<TokenSource>,
+    shared_applies: bool,
+}
+
+impl Refused {
+    fn at(&self, status: u16) -> Error {
+        Error::Unauthorized {
+            status,
+            agent: self.agent.clone(),
+            asks_for: self.asks_for.clone(),
+            env_var: self.env_var.clone(),
+            sent_as: self.sent_as.clone(),
+            sent_from: self.sent_from.clone().map(Box::new),
+            shared_applies: self.shared_applies,
+        }
     }
 }
 

@@ -198,3 +198,40 @@ async fn a_grpc_interface_that_is_down_is_unreachable_and_says_why() {
         crate::cli::stderr(&out)
     );
 }
+
+/// A gRPC server that takes the connection and never answers: the call ends at the request
+/// timeout as `Unreachable`, worth a retry, rather than waiting for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_nobody_answers_ends_at_the_timeout() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            held.push(conn);
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": "silent", "description": "", "version": "1",
+        "supportedInterfaces": [{"url": silent_addr.to_string(), "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []
+    });
+    let app = axum::Router::new().route(
+        "/.well-known/agent-card.json",
+        axum::routing::get(move || async move { axum::Json(card) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let opts = a2a_watch::a2a::ClientOptions {
+        request_timeout: std::time::Duration::from_secs(1),
+        ..Default::default()
+    };
+    let client = a2a_watch::a2a::Client::connect(&url, opts).await.unwrap();
+    let err = client.get_task("t-1", None).await.unwrap_err();
+    assert!(
+        matches!(err, a2a_watch::a2a::Error::Unreachable { .. }) && err.is_retryable(),
+        "{err}"
+    );
+    assert!(err.to_string().contains("no reply within 1s"), "{err}");
+}
