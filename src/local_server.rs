@@ -98,9 +98,9 @@ impl Connected<IncomingStream<'_, TcpListener>> for ConnectedTo {
     }
 }
 
-/// A short plain answer of the server's own, in words that hold no URL or header.
-pub fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    let mut resp = Response::new(Body::from(format!("a2a-watch: {text}\n")));
+/// A short plain answer of the `server`'s own, in words that hold no URL or header.
+pub fn plain(status: StatusCode, server: &str, text: &str) -> Response<Body> {
+    let mut resp = Response::new(Body::from(format!("a2a-watch {server}: {text}\n")));
     *resp.status_mut() = status;
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -158,7 +158,7 @@ pub async fn serve<H: Handler>(listener: TcpListener, limit: usize, handler: Arc
                                 let handler = handler.clone();
                                 async move {
                                     handler.busy(&req).await;
-                                    Ok::<_, Infallible>(plain(StatusCode::SERVICE_UNAVAILABLE, "too many connections; try again"))
+                                    Ok::<_, Infallible>(plain(StatusCode::SERVICE_UNAVAILABLE, "server", "too many connections; try again"))
                                 }
                             });
                             let _ = http1().keep_alive(false).serve_connection(io, service).await;

@@ -4,6 +4,7 @@
 //! for the store.
 
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -116,7 +117,7 @@ fn leaves_prefix(path: &str) -> bool {
 
 /// A short plain answer of the tap's own (never with a URL or a header in it).
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    local_server::plain(status, &format!("tap: {text}"))
+    local_server::plain(status, "tap", text)
 }
 
 /// Why the agent could not be reached, in words that hold no URL (reqwest's own do).
@@ -151,27 +152,35 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         copier.finish();
         reqwest::Body::from(Bytes::new())
     } else {
-        let chunks = futures::stream::unfold(
-            (Body::new(body).into_data_stream(), Some(copier)),
-            |(mut chunks, mut copier)| async move {
-                match chunks.next().await {
-                    Some(Ok(chunk)) => {
-                        if let Some(copier) = &mut copier {
-                            copier.push(&chunk);
-                        }
-                        Some((Ok(chunk), (chunks, copier)))
-                    }
+        let chunks = futures::stream::unfold((body, Some(copier)), |(mut body, mut copier)| async move {
+            loop {
+                let chunk = match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(chunk) => chunk,
+                        // Trailers: not a part of the body.
+                        Err(_) => continue,
+                    },
                     // A body that broke off is not kept: it was not the request the agent got.
-                    Some(Err(e)) => Some((Err(e), (chunks, None))),
+                    Some(Err(e)) => return Some((Err(e), (body, None))),
                     None => {
                         if let Some(copier) = copier {
                             copier.finish();
                         }
-                        None
+                        return None;
                     }
+                };
+                if let Some(copier) = &mut copier {
+                    copier.push(&chunk);
                 }
-            },
-        );
+                // Whole once its length is read: the agent's client need not ask for more.
+                if body.is_end_stream()
+                    && let Some(copier) = copier.take()
+                {
+                    copier.finish();
+                }
+                return Some((Ok(chunk), (body, copier)));
+            }
+        });
         reqwest::Body::wrap_stream(chunks)
     };
     let sent = tap
