@@ -83,7 +83,7 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 }
                 match a.tap_signed_card {
                     Some(SignedCardAtTap::PassedThrough) => spans.push(Span::styled(
-                        "signed card passed on unchanged: the planner goes around the tap; ",
+                        "signed card kept whole: the planner goes around the tap; ",
                         Style::new().fg(t.broken),
                     )),
                     Some(SignedCardAtTap::Stripped) => {

@@ -307,46 +307,91 @@ async fn occupy(at: SocketAddr, n: usize) -> Vec<TcpStream> {
     held
 }
 
-/// The real binary: past 64 connections the tap answers 503 and its agent's line counts it;
-/// a signed card it passed on unchanged is said on the same line.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_binary_counts_503s_and_says_a_signed_card_went_around_the_tap() {
-    let (upstream, _seen) = recording_agent(|base| card_under(base, true)).await;
-    let tap_arg = format!("127.0.0.1:0={upstream}");
-    let mut child = spawn(&["--json", "--tap", &tap_arg], &[]);
+/// `a2a-watch --json` with `args` and one tap: where the tap listens, the line that says so,
+/// and the agent lines as they come.
+async fn dashboard(
+    args: &[&str],
+) -> (
+    tokio::process::Child,
+    SocketAddr,
+    String,
+    mpsc::UnboundedReceiver<Value>,
+) {
+    let mut child = spawn(&[&["--json"], args].concat(), &[]);
     let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    let at: SocketAddr = loop {
+    let (at, said) = loop {
         let line = tokio::time::timeout(WAIT, err.next_line())
             .await
             .unwrap()
             .unwrap()
             .expect("the tap starts");
         if let Some((_, rest)) = line.split_once("point the planner at http://") {
-            break rest.split_whitespace().next().unwrap().parse().unwrap();
+            break (rest.split_whitespace().next().unwrap().parse().unwrap(), line);
         }
     };
-    let (lines_tx, mut lines) = mpsc::unbounded_channel();
+    let (lines_tx, lines) = mpsc::unbounded_channel();
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     tokio::spawn(async move {
         while let Ok(Some(line)) = out.next_line().await {
             let _ = lines_tx.send(serde_json::from_str::<Value>(&line).unwrap());
         }
     });
+    (child, at, said, lines)
+}
+
+/// Waits for an agent line for which `wanted` holds.
+async fn agent_line(lines: &mut mpsc::UnboundedReceiver<Value>, what: &str, wanted: impl Fn(&Value) -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let line = tokio::time::timeout_at(deadline, lines.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no agent line said {what}"))
+            .expect("a2a-watch runs");
+        if wanted(&line) {
+            return;
+        }
+    }
+}
+
+/// `--tap-strip-signatures`, and `strip_signatures` in a `[[tap]]`: the card comes through
+/// pointed at the tap without its signatures, and both the start-up line and the agent's line
+/// say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripping_signatures_is_asked_for_by_flag_or_config_and_said() {
+    let (upstream, _seen) = recording_agent(|base| card_under(base, true)).await;
+    let config = std::env::temp_dir().join(format!("a2a-watch-strip-{}.toml", uuid::Uuid::new_v4()));
+    let table = format!("[[tap]]\nlisten = \"127.0.0.1:0\"\nupstream = \"{upstream}\"\nstrip_signatures = true\n");
+    std::fs::write(&config, table).unwrap();
+    let tap_arg = format!("127.0.0.1:0={upstream}");
+    let by_flag = ["--tap", &tap_arg, "--tap-strip-signatures"];
+    let by_config = ["--config", config.to_str().unwrap()];
+    for args in [&by_flag[..], &by_config[..]] {
+        let (_child, at, said, mut lines) = dashboard(args).await;
+        assert!(said.contains("a signed card loses its signatures"), "{args:?}: {said}");
+        let card: Value = serde_json::from_slice(&card_bytes(&format!("http://{at}")).await).unwrap();
+        assert!(card.get("signatures").is_none(), "{args:?}: {card}");
+        assert_eq!(card["supportedInterfaces"][0]["url"], format!("http://{at}/rpc"));
+        agent_line(&mut lines, "stripped", |l| l["tap_signed_card"] == "stripped").await;
+    }
+    let _ = std::fs::remove_file(config);
+}
+
+/// The real binary: past 64 connections the tap answers 503 and its agent's line counts it;
+/// a signed card it passed on unchanged is said on the same line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_counts_503s_and_says_a_signed_card_went_around_the_tap() {
+    let (upstream, _seen) = recording_agent(|base| card_under(base, true)).await;
+    let tap_arg = format!("127.0.0.1:0={upstream}");
+    let (_child, at, _, mut lines) = dashboard(&["--tap", &tap_arg]).await;
     let card = raw(at, &get_request("/.well-known/agent-card.json", &at.to_string(), "")).await;
     assert_eq!(status_of(&card), 200, "{card}");
     let _held = occupy(at, 64).await;
     let over = raw(at, &get_request("/tasks", &at.to_string(), "")).await;
     assert_eq!(status_of(&over), 503, "{over}");
-    let deadline = Instant::now() + WAIT;
-    let (mut busy, mut signed) = (false, false);
-    while !(busy && signed) {
-        let line = tokio::time::timeout_at(deadline.into(), lines.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no agent line said it (busy {busy}, signed {signed})"))
-            .unwrap();
-        busy |= line["tap_busy"] == 1;
-        signed |= line["tap_signed_card"] == "passed_through";
-    }
+    agent_line(&mut lines, "the 503 and the signed card", |l| {
+        l["tap_busy"] == 1 && l["tap_signed_card"] == "passed_through"
+    })
+    .await;
 }
 
 /// An A2A agent (JSON-RPC) whose card offers push notifications and that takes every push
