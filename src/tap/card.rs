@@ -46,9 +46,9 @@ pub(super) fn card_at(method: &Method, path: &str, body: &[u8]) -> Option<CardAt
 
 /// The tap as the planner reached it: the address its connection came in on (the listening
 /// address, made concrete when the tap listens on 0.0.0.0). Never the `Host` header, which the
-/// client chooses.
-pub(super) fn tap_url(local: SocketAddr) -> Url {
-    Url::parse(&format!("http://{local}")).expect("an IP address and a port make a URL")
+/// client chooses. None for an address no URL can hold (an IPv6 zone, `%eth0`).
+pub(super) fn tap_url(local: SocketAddr) -> Option<Url> {
+    Url::parse(&format!("http://{local}")).ok()
 }
 
 /// A card the tap changed.
@@ -232,11 +232,10 @@ mod tests {
 
     #[test]
     fn the_tap_is_the_address_the_connection_came_in_on() {
-        assert_eq!(
-            tap_url("10.0.0.5:9000".parse().unwrap()).as_str(),
-            "http://10.0.0.5:9000/"
-        );
-        assert_eq!(tap_url("[::1]:9000".parse().unwrap()).as_str(), "http://[::1]:9000/");
+        let url = |at: &str| tap_url(at.parse().unwrap()).map(String::from);
+        assert_eq!(url("10.0.0.5:9000").as_deref(), Some("http://10.0.0.5:9000/"));
+        assert_eq!(url("[::1]:9000").as_deref(), Some("http://[::1]:9000/"));
+        assert_eq!(url("[fe80::1%2]:9000"), None, "a zone has no place in a URL");
     }
 
     #[test]

@@ -206,8 +206,9 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
             return plain(StatusCode::BAD_GATEWAY, "the agent's card broke off, or is over 1 MiB");
         };
         // Where the planner reached the tap, never what its Host header says.
-        let tap_url = card::tap_url(local);
-        let body = match card::rewrite(&whole, at, &tap.upstream, &tap_url, tap.strip_signatures) {
+        let rewritten = card::tap_url(local)
+            .and_then(|tap_url| card::rewrite(&whole, at, &tap.upstream, &tap_url, tap.strip_signatures));
+        let body = match rewritten {
             None => Bytes::from(whole),
             Some(card::Rewritten::Moved(rewritten)) => {
                 headers.remove(header::CONTENT_LENGTH);

@@ -200,15 +200,19 @@ async fn the_approval_page_refuses_a_rebound_host_even_with_a_matching_origin() 
 async fn a_half_sent_request_head_is_cut_off() {
     let (upstream, _seen) = recording_agent(|base| card_under(base, false)).await;
     let (_tap, at, _events) = tap_in_front_of(&upstream, false).await;
-    let mut stream = TcpStream::connect(at).await.unwrap();
-    stream
+    let mut half_sent = TcpStream::connect(at).await.unwrap();
+    half_sent
         .write_all(format!("GET /tasks HTTP/1.1\r\nHost: {at}\r\nX-Slow: ").as_bytes())
         .await
         .unwrap();
+    // A connection that sends nothing at all holds a place too.
+    let mut silent = TcpStream::connect(at).await.unwrap();
     let started = Instant::now();
-    let mut rest = Vec::new();
-    let closed = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut rest)).await;
-    assert!(closed.is_ok(), "the connection is still open after 30 s");
+    for stream in [&mut half_sent, &mut silent] {
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut rest)).await;
+        assert!(closed.is_ok(), "the connection is still open after 30 s");
+    }
     assert!(
         started.elapsed() >= Duration::from_secs(5),
         "not before the client had time"
