@@ -1,7 +1,8 @@
 //! Forwarding: one request of the planner to the agent, its response back as it comes. Bodies
-//! stream chunk by chunk (an SSE frame reaches the planner when it reaches us); each chunk is
-//! also handed, by an unbounded queue, to the observer of `observe`, so the proxy never waits
-//! for the store.
+//! stream chunk by chunk both ways (the tap holds neither; an SSE frame reaches the planner when
+//! it reaches us); each response chunk is also handed, by an unbounded queue, to the observer of
+//! `observe`, so the proxy never waits for the store. Requests are refused before anything is
+//! sent when they are not the planner's to make (README "Security").
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -139,7 +140,10 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         return plain(StatusCode::FORBIDDEN, foreign.reason());
     }
     if leaves_prefix(parts.uri.path()) {
-        return plain(StatusCode::BAD_REQUEST, "a path with dot segments is refused");
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "a path that could leave the agent's path is refused",
+        );
     }
     let mut headers = end_to_end(&parts.headers);
     // The observer reads what passes; a compressed body it could not. The planner takes identity.
