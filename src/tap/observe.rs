@@ -282,9 +282,10 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
     while let Some(Ok(chunk)) = chunks.next().await {
         body.extend_from_slice(&chunk);
     }
-    // The body stays counted (by the queue) until it is decoded.
+    // The body stays counted (by the queue) until it is decoded, and not while the store waits.
     let decoded = unary(agent, &binding, status, &body);
-    drop((body, chunks));
+    drop(body);
+    read.release();
     let _ = events.send_all(decoded).await;
 }
 
