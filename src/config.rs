@@ -119,6 +119,10 @@ pub struct TapConfig {
     /// Listen on an address that is not loopback (default false).
     #[serde(default)]
     pub allow_remote: bool,
+    /// Rewrite a signed card and remove its signatures, rather than pass it on unchanged
+    /// (default false).
+    #[serde(default)]
+    pub strip_signatures: bool,
 }
 
 /// The default location, if the platform has one.

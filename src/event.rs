@@ -79,6 +79,27 @@ pub enum WatchMode {
     Done,
 }
 
+/// One of a2a-watch's own servers that an agent (or its planner) reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalServer {
+    /// The agent's tap (`--tap`).
+    Tap,
+    /// The push receiver (`--push-listen`).
+    Push,
+}
+
+/// What a tap did with a signed agent card (A2A 1.0 section 8.4) that it would point at itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignedCardAtTap {
+    /// Passed on unchanged, so its signatures still hold: the planner calls the agent directly,
+    /// around the tap.
+    PassedThrough,
+    /// Pointed at the tap, its signatures removed (`--tap-strip-signatures`).
+    Stripped,
+}
+
 /// Names one thing the user asked for (an answer, a cancel, a new task), so its outcome can be
 /// shown where it was asked.
 pub type ActionId = u64;
@@ -151,6 +172,16 @@ pub enum Event {
     /// A push delivery came without this session's token, or with another: refused (401).
     PushRefused {
         agent: AgentId,
+    },
+    /// One of a2a-watch's servers for this agent had too many connections and answered 503.
+    Busy {
+        agent: AgentId,
+        server: LocalServer,
+    },
+    /// The agent's tap was asked for a signed card (A2A 1.0 section 8.4) that it would rewrite.
+    TapSignedCard {
+        agent: AgentId,
+        card: SignedCardAtTap,
     },
     /// Something went wrong for one task; shown on its row, never fatal.
     TaskError {

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod event;
+pub mod local_server;
 pub mod ndjson;
 pub mod push;
 pub mod record;

@@ -1,4 +1,5 @@
-//! A mutation fuzzer for the SSE splitter and the frame decoders that runs on the stable
+//! A mutation fuzzer for the SSE splitter, the frame decoders and the push receiver's body
+//! decoder that runs on the stable
 //! toolchain (cargo-fuzz needs nightly): it damages the golden captures of tests/golden with a
 //! seeded PRNG, feeds them in random chunks, and checks invariants. `cargo test` runs a short
 //! burst; the README's "Reliability" section has the long run.
@@ -11,6 +12,7 @@ use std::path::Path;
 use a2a_watch::a2a::sse::{DEFAULT_FRAME_LIMIT, Frame, frames};
 use a2a_watch::a2a::wire::{jsonrpc, rest};
 use a2a_watch::a2a::{AgentCard, Error, ListTasksResponse, StreamResponse, Task};
+use a2a_watch::push;
 use bytes::Bytes;
 use futures::StreamExt;
 
@@ -336,6 +338,13 @@ fn decode_body(body: &[u8]) -> Result<(), String> {
         if let Err(e) = rest::decode::<ListTasksResponse>("fuzz", status, body) {
             let _ = e.to_string();
         }
+    }
+    // The push receiver's decoder: a body it takes names its task (it is looked up by that).
+    if let Some(delivery) = push::read_delivery(body) {
+        if delivery.named_task().is_none() {
+            return Err("the push receiver took a delivery that names no task".into());
+        }
+        check_decoded(Ok(delivery))?;
     }
     if let Ok(card) = serde_json::from_slice::<AgentCard>(body) {
         let _ = card.interfaces();

@@ -51,6 +51,10 @@ pub struct WatchArgs {
     /// Let a --tap listen on an address that is not loopback (other machines can reach it).
     #[arg(long)]
     pub tap_allow_remote: bool,
+    /// Let a --tap rewrite a signed agent card and remove its signatures (by default a signed
+    /// card passes unchanged, and the planner then calls the agent around the tap).
+    #[arg(long)]
+    pub tap_strip_signatures: bool,
     /// Receive push notifications here, `HOST:PORT` (loopback unless --push-allow-remote):
     /// agents whose card says pushNotifications are asked to post their tasks' events to it.
     #[arg(long, value_name = "ADDR")]

@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 
 use super::Error;
 use crate::a2a::StreamResponse;
-use crate::event::{Event, Receiver};
+use crate::event::{Event, Receiver, SignedCardAtTap};
 use crate::ndjson::{self, EventLine, TaskLine};
 use crate::record::Recorder;
 use crate::store::{Change, Store, TaskEntry, TaskKey};
@@ -35,6 +35,15 @@ struct HealthLine<'a> {
     /// Push deliveries refused for a missing or wrong token.
     #[serde(skip_serializing_if = "is_zero")]
     push_refused: u64,
+    /// Requests the agent's tap, and the push receiver, answered 503 (too many connections).
+    #[serde(skip_serializing_if = "is_zero")]
+    tap_busy: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    push_busy: u64,
+    /// What the tap did with the agent's signed card: passed through (the planner goes around
+    /// the tap) or stripped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tap_signed_card: Option<SignedCardAtTap>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -74,7 +83,7 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
         Event::Info { .. } => "info",
-        Event::Health { .. } | Event::PushRefused { .. } => "agent",
+        Event::Health { .. } | Event::PushRefused { .. } | Event::Busy { .. } | Event::TapSignedCard { .. } => "agent",
     }
 }
 
@@ -187,6 +196,9 @@ impl JsonLines {
                     url: &a.url,
                     listing_cut: a.listing_cut,
                     push_refused: a.push_refused,
+                    tap_busy: a.tap_busy,
+                    push_busy: a.push_busy,
+                    tap_signed_card: a.tap_signed_card,
                 };
                 ndjson::push_line(out, &line);
             }

@@ -111,7 +111,8 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         })?;
     }
     for arg in &args.taps {
-        let tap = crate::tap::parse_arg(arg).map_err(Error::Usage)?;
+        let mut tap = crate::tap::parse_arg(arg).map_err(Error::Usage)?;
+        tap.strip_signatures = args.tap_strip_signatures;
         crate::tap::check_listen(tap.listen, args.tap_allow_remote).map_err(|e| Error::Usage(format!("--tap: {e}")))?;
         attach_tap(&mut specs, tap, flag_agent)?;
     }
@@ -149,6 +150,7 @@ fn attach_tap(
     let Some(spec) = specs.iter_mut().find(|s| same(s)) else {
         let mut spec = new(tap.name, tap.upstream);
         spec.tap = Some(tap.listen);
+        spec.tap_strip_signatures = tap.strip_signatures;
         specs.push(spec);
         return Ok(());
     };
@@ -168,6 +170,7 @@ fn attach_tap(
         spec.name = tap.name;
     }
     spec.tap = Some(tap.listen);
+    spec.tap_strip_signatures = tap.strip_signatures;
     Ok(())
 }
 

@@ -3,22 +3,26 @@
 //! shows what is to be approved with an Approve button, and the button's POST approves and says
 //! so. A script's POST (one that does not ask for HTML) keeps its JSON answer.
 //!
-//! A GET never approves. A POST whose `Origin` is another site's is refused, so a page elsewhere
-//! cannot approve through the operator's browser; scripts send no `Origin` and are not affected.
+//! A GET never approves. A request whose `Origin` is another site's is refused, so a page
+//! elsewhere cannot approve through the operator's browser (scripts send no `Origin` and are not
+//! affected), and so is one whose `Host` is not this agent's address, so a page whose name was
+//! rebound to it (DNS rebinding) cannot either: the local servers' one rule (`local_server`).
 //! The page is self-contained (no script, no external asset) and every value in it is task text,
 //! which is hostile: sanitized, then escaped.
 
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HOST, ORIGIN};
+use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::service::Agent;
 use crate::a2a::{Message, Role, Task};
+use crate::local_server::{self, ConnectedTo};
 
 /// Inline style only; forms post back here only; no framing (a click cannot be borrowed).
 const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
@@ -53,10 +57,6 @@ pub async fn show(State(agent): State<Arc<Agent>>, Path(task_id): Path<String>) 
 }
 
 pub async fn approve(State(agent): State<Arc<Agent>>, Path(task_id): Path<String>, headers: HeaderMap) -> Response {
-    if from_another_site(&headers) {
-        let body = "<h1>Refused</h1><p>An approval must come from this agent's own approval page.</p>";
-        return page(StatusCode::FORBIDDEN, "Refused", body);
-    }
     let approved = agent.approve(&task_id);
     if !wants_html(&headers) {
         return if approved {
@@ -151,14 +151,19 @@ fn wants_html(headers: &HeaderMap) -> bool {
         .is_some_and(|accept| accept.contains("text/html"))
 }
 
-/// A browser names the page a POST came from in `Origin`; it must be this agent itself.
-fn from_another_site(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(ORIGIN) else {
-        return false;
+/// Before either page: a request from another site's page, or for another name than this
+/// agent's address, is refused (403).
+pub async fn same_site(
+    ConnectInfo(ConnectedTo(local)): ConnectInfo<ConnectedTo>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(foreign) = local_server::foreign(request.headers(), local) else {
+        return next.run(request).await;
     };
-    let host = headers.get(HOST).and_then(|v| v.to_str().ok());
-    match (origin.to_str(), host) {
-        (Ok(origin), Some(host)) => origin != format!("http://{host}"),
-        _ => true,
-    }
+    let body = format!(
+        "<h1>Refused</h1><p>An approval must come from this agent's own approval page: {}.</p>",
+        foreign.reason()
+    );
+    page(StatusCode::FORBIDDEN, "Refused", &body)
 }

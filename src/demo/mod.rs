@@ -131,6 +131,8 @@ pub async fn start(config: DemoConfig) -> io::Result<DemoAgents> {
         let app = router::router(agent, &config.token);
         let signal = shutdown.clone().signalled();
         servers.push(tokio::spawn(async move {
+            // The approval page checks Host against the address a connection came in on.
+            let app = app.into_make_service_with_connect_info::<crate::local_server::ConnectedTo>();
             axum::serve(listener, app).with_graceful_shutdown(signal).await
         }));
     }

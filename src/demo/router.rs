@@ -44,7 +44,9 @@ pub fn router(agent: Arc<Agent>, token: &str) -> Router {
         )
         .route(
             "/approve/{task_id}",
-            get(approval_page::show).post(approval_page::approve),
+            get(approval_page::show)
+                .post(approval_page::approve)
+                .route_layer(axum::middleware::from_fn(approval_page::same_site)),
         )
         .merge(a2a)
         .with_state(agent)

@@ -6,17 +6,18 @@
 //! no agent can speak for another's tasks. Deliveries feed the store as stream events do (the
 //! store tolerates repeats and order).
 //! A config is deleted when its task's watch ends, and the rest when the engine stops.
+//! The receiver is reached by agents, maybe through a tunnel (`--push-url`), so no `Host` rule
+//! applies here: the token is checked before the body is read, and connections are capped as
+//! on every local server (`local_server`).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
+use axum::body::Body;
+use http::{Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
 use jiff::Timestamp;
 use tokio::sync::Notify;
 use url::Url;
@@ -24,13 +25,16 @@ use url::Url;
 use crate::a2a::auth::Secret;
 use crate::a2a::sse::DEFAULT_FRAME_LIMIT;
 use crate::a2a::{Client, PushConfig, StateClass, StreamResponse};
-use crate::event::{self, AgentId, Event};
+use crate::event::{self, AgentId, Event, LocalServer};
+use crate::local_server::{self, Handler};
 
 /// Where the agent puts the config's token on a delivery (a2a-sdk's push sender; spec section
 /// 4.3.3).
 const TOKEN_HEADER: &str = "x-a2a-notification-token";
 /// The receiver's path for one agent's deliveries, under the base URL.
 const PATH: &str = "push";
+/// A delivered task may be as large as a streamed event may be.
+const DELIVERY_LIMIT: usize = DEFAULT_FRAME_LIMIT;
 
 /// What the user chose: `--push-listen`, `--push-url`, `--push-allow-remote` (or the config).
 #[derive(Debug, Clone)]
@@ -226,14 +230,8 @@ impl Push {
         let Some(listener) = self.listener.lock().unwrap_or_else(PoisonError::into_inner).take() else {
             return;
         };
-        let app = Router::new()
-            .route(&format!("/{PATH}/{{agent}}"), post(deliver))
-            // A delivered task may be as large as a streamed event may be (axum allows 2 MB).
-            .layer(DefaultBodyLimit::max(DEFAULT_FRAME_LIMIT))
-            .with_state((self, events));
-        if let Err(e) = axum::serve(listener, app).await {
-            tracing::warn!(error = %e, "the push receiver stopped");
-        }
+        let receiver = Arc::new(Receiver { push: self, events });
+        local_server::serve(listener, local_server::CONNECTION_LIMIT, receiver).await;
     }
 
     /// What wakes the task's watcher, if the delivery says the task ended.
@@ -270,29 +268,73 @@ fn same_token(given: &[u8], token: &[u8]) -> bool {
     given.len() == token.len() && given.iter().zip(token).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
-/// One delivery: the token first, then the body, a bare StreamResponse (1.0: `task`,
-/// `statusUpdate`, `artifactUpdate`; 0.3 agents post the bare Task, which reads too).
-async fn deliver(
-    State((push, events)): State<(Arc<Push>, event::Sender)>,
-    Path(agent): Path<AgentId>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> StatusCode {
+/// The receiver's requests.
+struct Receiver {
+    push: Arc<Push>,
+    events: event::Sender,
+}
+
+impl Handler for Receiver {
+    async fn handle(self: Arc<Self>, _: SocketAddr, req: Request<Incoming>) -> Response<Body> {
+        let mut resp = Response::new(Body::empty());
+        *resp.status_mut() = deliver(&self.push, &self.events, req).await;
+        resp
+    }
+
+    /// Counted on the row of the agent the path names, if this session gave it a token.
+    async fn busy(self: Arc<Self>, req: &Request<Incoming>) {
+        let Some(agent) = addressed_to(req.uri().path()) else {
+            return;
+        };
+        if self.push.tokens().contains_key(&agent) {
+            let _ = (self.events)
+                .send(Event::Busy {
+                    agent,
+                    server: LocalServer::Push,
+                })
+                .await;
+        }
+    }
+}
+
+/// The agent a delivery's path names (`/push/<agent>`).
+fn addressed_to(path: &str) -> Option<AgentId> {
+    let agent = path.strip_prefix('/')?.strip_prefix(PATH)?.strip_prefix('/')?;
+    agent.bytes().all(|b| b.is_ascii_digit()).then(|| agent.parse().ok())?
+}
+
+/// A delivery's body: a bare StreamResponse (1.0: `task`, `statusUpdate`, `artifactUpdate`;
+/// 0.3 agents post the bare Task, which reads too) that names its task; None for anything else.
+pub fn read_delivery(body: &[u8]) -> Option<StreamResponse> {
+    let event = serde_json::from_slice::<StreamResponse>(body).ok()?;
+    event.named_task().is_some().then_some(event)
+}
+
+/// One delivery: the token first, and only then the body (an agent without the token cannot
+/// make the receiver read, let alone hold, anything).
+async fn deliver(push: &Push, events: &event::Sender, req: Request<Incoming>) -> StatusCode {
+    let Some(agent) = addressed_to(req.uri().path()) else {
+        return StatusCode::NOT_FOUND;
+    };
+    if req.method() != Method::POST {
+        return StatusCode::METHOD_NOT_ALLOWED;
+    }
     // An agent this session gave no token to has nothing here (and no row to count on).
     let Some(token) = push.tokens().get(&agent).cloned() else {
         return StatusCode::NOT_FOUND;
     };
-    let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes());
+    let given = req.headers().get(TOKEN_HEADER).map(|v| v.as_bytes());
     if !given.is_some_and(|g| same_token(g, token.expose().as_bytes())) {
         let _ = events.send(Event::PushRefused { agent }).await;
         return StatusCode::UNAUTHORIZED;
     }
-    let Ok(event) = serde_json::from_slice::<StreamResponse>(&body) else {
+    let Ok(body) = axum::body::to_bytes(Body::new(req.into_body()), DELIVERY_LIMIT).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE;
+    };
+    let Some(event) = read_delivery(&body) else {
         return StatusCode::BAD_REQUEST;
     };
-    let Some(task) = event.named_task() else {
-        return StatusCode::BAD_REQUEST;
-    };
+    let task = event.named_task().unwrap_or_default();
     // Only a task registered with this agent: not another's, not one never asked for.
     if !push.registered().contains_key(&(agent, task.to_string())) {
         return StatusCode::NOT_FOUND;
@@ -312,6 +354,25 @@ async fn deliver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_delivery_is_addressed_by_its_path_and_names_its_task() {
+        assert_eq!(addressed_to("/push/3"), Some(3));
+        for bad in [
+            "/push/",
+            "/push/+3",
+            "/push/3/x",
+            "/pushed/3",
+            "/push/99999999999999999999999",
+        ] {
+            assert_eq!(addressed_to(bad), None, "{bad}");
+        }
+        let status = br#"{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+        assert!(read_delivery(status).is_some());
+        let bare_message = br#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#;
+        assert!(read_delivery(bare_message).is_none(), "names no task");
+        assert!(read_delivery(b"{").is_none());
+    }
 
     #[test]
     fn tokens_compare_whole() {

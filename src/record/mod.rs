@@ -273,6 +273,8 @@ fn agent_of(ev: &Event) -> AgentId {
         | Event::Tapped { agent, .. }
         | Event::ListingCut { agent, .. }
         | Event::PushRefused { agent }
+        | Event::Busy { agent, .. }
+        | Event::TapSignedCard { agent, .. }
         | Event::TaskError { agent, .. }
         | Event::Action { agent, .. } => *agent,
     }

@@ -16,7 +16,9 @@ use jiff::Timestamp;
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, WatchMode};
+use crate::event::{
+    ActionId, ActionOutcome, AgentId, AgentInfo, Event, Health, LocalServer, SignedCardAtTap, WatchMode,
+};
 
 /// A task is known by its agent and its id (ids are only unique per agent).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -156,6 +158,12 @@ pub struct AgentEntry {
     pub listing_cut: bool,
     /// Push deliveries refused for a missing or wrong token.
     pub push_refused: u64,
+    /// Requests answered 503 by the agent's tap, and by the push receiver, for too many
+    /// connections.
+    pub tap_busy: u64,
+    pub push_busy: u64,
+    /// What the agent's tap did with its signed card, once asked for it.
+    pub tap_signed_card: Option<SignedCardAtTap>,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -317,6 +325,9 @@ impl Store {
                     info: None,
                     listing_cut: false,
                     push_refused: 0,
+                    tap_busy: 0,
+                    push_busy: 0,
+                    tap_signed_card: None,
                 })
                 .collect(),
             ..Store::default()
@@ -559,6 +570,23 @@ impl Store {
                     Change::Agent(agent)
                 }
                 None => Change::Nothing,
+            },
+            Event::Busy { agent, server } => match self.agents.get_mut(agent) {
+                Some(a) => {
+                    *match server {
+                        LocalServer::Tap => &mut a.tap_busy,
+                        LocalServer::Push => &mut a.push_busy,
+                    } += 1;
+                    Change::Agent(agent)
+                }
+                None => Change::Nothing,
+            },
+            Event::TapSignedCard { agent, card } => match self.agents.get_mut(agent) {
+                Some(a) if a.tap_signed_card != Some(card) => {
+                    a.tap_signed_card = Some(card);
+                    Change::Agent(agent)
+                }
+                _ => Change::Nothing,
             },
             Event::ListingCut { agent, cut } => match self.agents.get_mut(agent) {
                 Some(a) if a.listing_cut != cut => {

@@ -5,7 +5,7 @@
 
 use std::net::SocketAddr;
 
-use http::{HeaderValue, Method};
+use http::Method;
 use serde_json::Value;
 use url::Url;
 
@@ -44,21 +44,27 @@ pub(super) fn card_at(method: &Method, path: &str, body: &[u8]) -> Option<CardAt
     None
 }
 
-/// The tap as the planner reached it: its `Host` (the address it dialled, whatever the tap is
-/// bound to), else the listening address.
-pub(super) fn tap_origin(host: Option<&HeaderValue>, listen: Option<SocketAddr>) -> Option<Url> {
-    let authority = match host.and_then(|h| h.to_str().ok()) {
-        Some(host) => host.to_string(),
-        None => listen?.to_string(),
-    };
-    let url = Url::parse(&format!("http://{authority}")).ok()?;
-    // Only an authority: anything else in `Host` is not an address.
-    (url.path() == "/" && url.query().is_none() && url.username().is_empty()).then_some(url)
+/// The tap as the planner reached it: the address its connection came in on (the listening
+/// address, made concrete when the tap listens on 0.0.0.0). Never the `Host` header, which the
+/// client chooses. None for an address no URL can hold (an IPv6 zone, `%eth0`).
+pub(super) fn tap_url(local: SocketAddr) -> Option<Url> {
+    Url::parse(&format!("http://{local}")).ok()
+}
+
+/// A card the tap changed.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Rewritten {
+    /// Its interface URLs lead to the tap.
+    Moved(Vec<u8>),
+    /// A signed card (A2A 1.0 section 8.4, `signatures`) whose URLs would move: a rewritten
+    /// card's signatures no longer match, so it is passed on unchanged (None; the planner then
+    /// goes around the tap), or, when asked (`strip_signatures`), moved without them.
+    Signed(Option<Vec<u8>>),
 }
 
 /// The card with its upstream interface URLs moved to `tap`; None if nothing needed it (or it
 /// is not a JSON object), so the card goes out byte for byte.
-pub(super) fn rewrite(body: &[u8], at: CardAt, upstream: &Url, tap: &Url) -> Option<Vec<u8>> {
+pub(super) fn rewrite(body: &[u8], at: CardAt, upstream: &Url, tap: &Url, strip_signatures: bool) -> Option<Rewritten> {
     let mut whole: Value = serde_json::from_slice(body).ok()?;
     let card = match at {
         CardAt::Body => &mut whole,
@@ -82,7 +88,21 @@ pub(super) fn rewrite(body: &[u8], at: CardAt, upstream: &Url, tap: &Url) -> Opt
     if let Some(url) = fields.get_mut("url") {
         moved(url);
     }
-    changed.then(|| serde_json::to_vec(&whole).ok()).flatten()
+    if !changed {
+        return None;
+    }
+    let signed = fields
+        .get("signatures")
+        .and_then(Value::as_array)
+        .is_some_and(|s| !s.is_empty());
+    if !signed {
+        return serde_json::to_vec(&whole).ok().map(Rewritten::Moved);
+    }
+    if !strip_signatures {
+        return Some(Rewritten::Signed(None));
+    }
+    fields.remove("signatures");
+    Some(Rewritten::Signed(serde_json::to_vec(&whole).ok()))
 }
 
 /// `url` under the upstream (same origin, within its path), at the same place under the tap.
@@ -133,8 +153,10 @@ mod tests {
             CardAt::Body,
             &url("http://127.0.0.1:41241/a2a"),
             &url("http://127.0.0.1:9000"),
+            false,
         )
         .unwrap();
+        let Rewritten::Moved(out) = out else { panic!("moved") };
         let out: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(out["url"], "http://127.0.0.1:9000/v03");
         assert_eq!(out["documentationUrl"], card["documentationUrl"], "not an interface");
@@ -165,7 +187,8 @@ mod tests {
                 body,
                 CardAt::Body,
                 &url("http://127.0.0.1:1"),
-                &url("http://127.0.0.1:2")
+                &url("http://127.0.0.1:2"),
+                false
             ),
             None
         );
@@ -174,23 +197,45 @@ mod tests {
                 b"not json",
                 CardAt::Body,
                 &url("http://127.0.0.1:1"),
-                &url("http://127.0.0.1:2")
+                &url("http://127.0.0.1:2"),
+                false
             ),
             None
         );
     }
 
     #[test]
-    fn the_tap_is_where_the_planner_dialled() {
-        let listen = Some("0.0.0.0:9000".parse().unwrap());
-        let host = HeaderValue::from_static("10.0.0.5:9000");
+    fn a_signed_card_is_passed_on_unless_its_signatures_are_stripped() {
+        let card = json!({
+            "supportedInterfaces": [{"url": "http://127.0.0.1:1/rpc"}],
+            "signatures": [{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln"}]
+        });
+        let body = card.to_string();
+        let (upstream, tap) = (url("http://127.0.0.1:1"), url("http://127.0.0.1:2"));
         assert_eq!(
-            tap_origin(Some(&host), listen).unwrap().as_str(),
-            "http://10.0.0.5:9000/"
+            rewrite(body.as_bytes(), CardAt::Body, &upstream, &tap, false),
+            Some(Rewritten::Signed(None))
         );
-        assert_eq!(tap_origin(None, listen).unwrap().as_str(), "http://0.0.0.0:9000/");
-        let odd = HeaderValue::from_static("h/path?q");
-        assert_eq!(tap_origin(Some(&odd), listen), None);
+        let Some(Rewritten::Signed(Some(stripped))) = rewrite(body.as_bytes(), CardAt::Body, &upstream, &tap, true)
+        else {
+            panic!("stripped and moved")
+        };
+        let stripped: Value = serde_json::from_slice(&stripped).unwrap();
+        assert_eq!(stripped["supportedInterfaces"][0]["url"], "http://127.0.0.1:2/rpc");
+        assert!(stripped.get("signatures").is_none());
+        let unsigned = json!({"supportedInterfaces": [{"url": "http://127.0.0.1:1/rpc"}], "signatures": []});
+        assert!(matches!(
+            rewrite(unsigned.to_string().as_bytes(), CardAt::Body, &upstream, &tap, false),
+            Some(Rewritten::Moved(_))
+        ));
+    }
+
+    #[test]
+    fn the_tap_is_the_address_the_connection_came_in_on() {
+        let url = |at: &str| tap_url(at.parse().unwrap()).map(String::from);
+        assert_eq!(url("10.0.0.5:9000").as_deref(), Some("http://10.0.0.5:9000/"));
+        assert_eq!(url("[::1]:9000").as_deref(), Some("http://[::1]:9000/"));
+        assert_eq!(url("[fe80::1%2]:9000"), None, "a zone has no place in a URL");
     }
 
     #[test]
@@ -222,8 +267,10 @@ mod tests {
             CardAt::RpcResult,
             &url("http://127.0.0.1:1"),
             &url("http://127.0.0.1:2"),
+            false,
         )
         .unwrap();
+        let Rewritten::Moved(out) = out else { panic!("moved") };
         let out: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(out["result"]["supportedInterfaces"][0]["url"], "http://127.0.0.1:2/rpc");
         assert_eq!(out["id"], 3);

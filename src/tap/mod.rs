@@ -20,9 +20,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use url::Url;
@@ -30,6 +27,7 @@ use url::Url;
 use crate::a2a::discovery;
 use crate::config::TapConfig;
 use crate::event::{self, AgentId};
+use crate::local_server;
 use crate::watch::AgentSpec;
 
 /// One `--tap [NAME=]LISTEN=UPSTREAM`, or one `[[tap]]` of the config file.
@@ -40,6 +38,9 @@ pub struct TapArg {
     pub name: Option<String>,
     pub listen: SocketAddr,
     pub upstream: String,
+    /// Rewrite a signed card without its signatures (`--tap-strip-signatures`,
+    /// `strip_signatures`) rather than pass it on unchanged.
+    pub strip_signatures: bool,
 }
 
 impl TapArg {
@@ -55,6 +56,7 @@ impl TapArg {
             name: tap.name.clone(),
             listen,
             upstream: tap.upstream.clone(),
+            strip_signatures: tap.strip_signatures,
         })
     }
 }
@@ -79,6 +81,7 @@ pub fn parse_arg(arg: &str) -> Result<TapArg, String> {
         name,
         listen,
         upstream: upstream.to_string(),
+        strip_signatures: false,
     })
 }
 
@@ -117,6 +120,7 @@ struct Bound {
     agent: AgentId,
     listener: TcpListener,
     upstream: Url,
+    strip_signatures: bool,
 }
 
 impl Taps {
@@ -136,6 +140,7 @@ impl Taps {
                 agent,
                 listener,
                 upstream,
+                strip_signatures: spec.tap_strip_signatures,
             });
         }
         Ok(Taps { bound })
@@ -158,8 +163,13 @@ impl Taps {
                 } else {
                     " (not loopback: reachable from other machines)"
                 };
+                let strip = if b.strip_signatures {
+                    "; a signed card loses its signatures"
+                } else {
+                    ""
+                };
                 Some(format!(
-                    "tap: point the planner at http://{at} (forwards to {}){remote}",
+                    "tap: point the planner at http://{at} (forwards to {}{strip}){remote}",
                     discovery::shown_input(b.upstream.as_str())
                 ))
             })
@@ -172,16 +182,15 @@ impl Taps {
         // A connect timeout only: streams may stay quiet for hours.
         let http = proxy::http_client(Duration::from_secs(10));
         for b in self.bound {
-            let listen = b.listener.local_addr().ok();
             let tap = Arc::new(proxy::Tap {
                 agent: b.agent,
                 upstream: b.upstream,
-                listen,
+                strip_signatures: b.strip_signatures,
                 http: http.clone(),
                 events: events.clone(),
                 backlog: Default::default(),
             });
-            tasks.spawn(serve(b.listener, tap));
+            tasks.spawn(local_server::serve(b.listener, local_server::CONNECTION_LIMIT, tap));
         }
         Running { _tasks: tasks }
     }
@@ -190,29 +199,6 @@ impl Taps {
 /// The running taps; dropped, nothing is left listening.
 pub struct Running {
     _tasks: JoinSet<()>,
-}
-
-/// Accepts until dropped; every connection is its own task, aborted with this one.
-async fn serve(listener: TcpListener, tap: Arc<proxy::Tap>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    // Frames go out as they come: no waiting to fill a segment.
-                    let _ = stream.set_nodelay(true);
-                    let tap = tap.clone();
-                    connections.spawn(async move {
-                        let service = service_fn(move |req| proxy::handle(tap.clone(), req));
-                        let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
-                    });
-                }
-                // Out of file descriptors, say: the next accept may work once some close.
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,24 +16,32 @@ use http::Method;
 use jiff::Timestamp;
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, IgnoredAny};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use crate::a2a::wire::{jsonrpc, rest};
 use crate::a2a::{ListTasksResponse, StreamResponse};
 use crate::event::{self, AgentId, Event};
 
-/// A response body larger than this is passed on but not decoded.
-const BODY_LIMIT: usize = 64 * 1024 * 1024;
-
-/// What one tap's observers may hold unread, across its exchanges.
+/// What one tap's observers may hold, across its exchanges: what is queued unread, the chunks
+/// read and not yet decoded, and the requests kept to tell the binding.
 pub(super) const BACKLOG_LIMIT: usize = 64 * 1024 * 1024;
 
-/// The bytes one tap's observers hold unread.
+/// The bytes one tap's observers hold.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Backlog(Arc<AtomicUsize>);
 
 impl Backlog {
+    /// Counts `n` more bytes, unless that would pass the limit.
+    fn reserve(&self, n: usize) -> bool {
+        let held = self.0.fetch_add(n, Ordering::Relaxed) + n;
+        if held > BACKLOG_LIMIT {
+            self.take(n);
+            return false;
+        }
+        true
+    }
+
     fn take(&self, n: usize) {
         self.0.fetch_sub(n, Ordering::Relaxed);
     }
@@ -41,6 +49,91 @@ impl Backlog {
     #[cfg(test)]
     fn held(&self) -> usize {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Bytes counted in a tap's backlog until released or dropped; shared between a queue and its
+/// observer, which releases what it has decoded.
+#[derive(Debug, Clone)]
+struct Held {
+    bytes: Arc<AtomicUsize>,
+    backlog: Backlog,
+}
+
+impl Held {
+    fn new(backlog: &Backlog) -> Held {
+        Held {
+            bytes: Arc::default(),
+            backlog: backlog.clone(),
+        }
+    }
+
+    /// Counts `n` more bytes as held, if the backlog has room.
+    fn add(&self, n: usize) -> bool {
+        let room = self.backlog.reserve(n);
+        if room {
+            self.bytes.fetch_add(n, Ordering::Relaxed);
+        }
+        room
+    }
+
+    fn release(&self) {
+        self.backlog.take(self.bytes.swap(0, Ordering::Relaxed));
+    }
+}
+
+/// The planner's request body as the observer keeps it, counted while kept.
+pub(super) struct RequestCopy {
+    pub bytes: Bytes,
+    _held: Holding,
+}
+
+/// Releases what it holds when dropped.
+struct Holding(Held);
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// Copies the request body as it streams upstream, within the backlog; a body that does not
+/// fit (or breaks off) is not kept, and its exchange is not observed.
+pub(super) struct CopyRequest {
+    bytes: BytesMut,
+    held: Option<Holding>,
+    to: oneshot::Sender<RequestCopy>,
+}
+
+impl CopyRequest {
+    /// The copier, and where the whole copy arrives once the body has ended.
+    pub fn new(backlog: &Backlog) -> (CopyRequest, oneshot::Receiver<RequestCopy>) {
+        let (to, rx) = oneshot::channel();
+        let copier = CopyRequest {
+            bytes: BytesMut::new(),
+            held: Some(Holding(Held::new(backlog))),
+            to,
+        };
+        (copier, rx)
+    }
+
+    pub fn push(&mut self, chunk: &[u8]) {
+        let Some(held) = &self.held else { return };
+        if held.0.add(chunk.len()) {
+            self.bytes.extend_from_slice(chunk);
+        } else {
+            self.held = None;
+            self.bytes = BytesMut::new();
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(held) = self.held {
+            let _ = self.to.send(RequestCopy {
+                bytes: self.bytes.freeze(),
+                _held: held,
+            });
+        }
     }
 }
 
@@ -56,25 +149,27 @@ impl Tee {
     pub fn send(&mut self, chunk: &Bytes) {
         let Some(to) = &self.to else { return };
         let n = chunk.len();
-        let held = self.backlog.0.fetch_add(n, Ordering::Relaxed) + n;
-        if held > BACKLOG_LIMIT || to.send(chunk.clone()).is_err() {
+        if !self.backlog.reserve(n) {
+            self.to = None;
+        } else if to.send(chunk.clone()).is_err() {
             self.backlog.take(n);
             self.to = None;
         }
     }
 }
 
-/// The observer's end: each chunk leaves the backlog as it is read, and what is left unread
-/// when the observer stops leaves it then.
+/// The observer's end: each chunk stays counted after it is read, until the observer has
+/// decoded it (`Held::release`) or stops; what is left unread leaves the backlog then too.
 pub(super) struct Queue {
     rx: mpsc::UnboundedReceiver<Bytes>,
-    backlog: Backlog,
+    read: Held,
 }
 
 impl Queue {
     async fn next(&mut self) -> Option<Bytes> {
         let chunk = self.rx.recv().await?;
-        self.backlog.take(chunk.len());
+        // Counted already (by `Tee::send`): from here it is this queue's to release.
+        self.read.bytes.fetch_add(chunk.len(), Ordering::Relaxed);
         Some(chunk)
     }
 }
@@ -83,8 +178,9 @@ impl Drop for Queue {
     fn drop(&mut self) {
         self.rx.close();
         while let Ok(chunk) = self.rx.try_recv() {
-            self.backlog.take(chunk.len());
+            self.read.backlog.take(chunk.len());
         }
+        self.read.release();
     }
 }
 
@@ -99,7 +195,7 @@ pub(super) fn queue(backlog: &Backlog) -> (Tee, Queue) {
         tee,
         Queue {
             rx,
-            backlog: backlog.clone(),
+            read: Held::new(backlog),
         },
     )
 }
@@ -109,7 +205,7 @@ pub(super) struct Exchange {
     pub agent: AgentId,
     pub method: Method,
     pub path: String,
-    pub request: Bytes,
+    pub request: RequestCopy,
     pub status: u16,
     pub sse: bool,
 }
@@ -141,7 +237,7 @@ pub(super) fn rpc_method(body: &[u8]) -> Option<String> {
 }
 
 fn binding(ex: &Exchange) -> Binding {
-    match rpc_method(&ex.request) {
+    match rpc_method(&ex.request.bytes) {
         Some(method) => Binding::JsonRpc {
             // 0.3 has no ListTasks (docs/protocol-notes.md, "0.3 compatibility").
             lists: method == "ListTasks",
@@ -157,6 +253,7 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
     let binding = binding(&ex);
     // The request is not kept while a stream lasts.
     let Exchange { agent, status, sse, .. } = ex;
+    let read = chunks.read.clone();
     let chunks = futures::stream::unfold(chunks, |mut queue| async move {
         queue.next().await.map(|b| (Ok::<_, Infallible>(b), queue))
     });
@@ -170,6 +267,8 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
             // A broken stream ends here as it ends for the planner; a frame that does not decode
             // (an error frame) is skipped as the client skips it.
             let Ok(frame) = frame else { return };
+            // What was read is decoded, but for the start of the next frame (part of one chunk).
+            read.release();
             if let Ok(event) = decode(&frame)
                 && events.send_all(as_events(agent, event)).await.is_err()
             {
@@ -181,12 +280,13 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
     let mut body = BytesMut::new();
     let mut chunks = std::pin::pin!(chunks);
     while let Some(Ok(chunk)) = chunks.next().await {
-        if body.len() + chunk.len() > BODY_LIMIT {
-            return;
-        }
         body.extend_from_slice(&chunk);
     }
-    let _ = events.send_all(unary(agent, &binding, status, &body)).await;
+    // The body stays counted (by the queue) until it is decoded, and not while the store waits.
+    let decoded = unary(agent, &binding, status, &body);
+    drop(body);
+    read.release();
+    let _ = events.send_all(decoded).await;
 }
 
 /// The events in one whole response body.
@@ -248,12 +348,41 @@ mod tests {
         assert_eq!(backlog.held(), 0, "what was unread is given back");
     }
 
+    fn copied(backlog: &Backlog, body: &[u8]) -> Option<RequestCopy> {
+        let (mut copier, mut copy) = CopyRequest::new(backlog);
+        copier.push(body);
+        copier.finish();
+        copy.try_recv().ok()
+    }
+
+    /// Chunks read from the queue stay counted until the observer says they are decoded, and a
+    /// request kept to tell the binding is counted while it is kept; one that does not fit is
+    /// not kept at all.
+    #[tokio::test]
+    async fn what_the_observer_holds_counts_until_it_lets_go() {
+        let backlog = Backlog::default();
+        let request = copied(&backlog, &[b'r'; 100]).expect("fits");
+        assert_eq!(backlog.held(), 100);
+        let (mut tee, mut queue) = queue(&backlog);
+        tee.send(&Bytes::from_static(&[b'x'; 50]));
+        assert_eq!(queue.next().await.map(|b| b.len()), Some(50));
+        assert_eq!(backlog.held(), 150, "read, not yet decoded");
+        queue.read.release();
+        assert_eq!(backlog.held(), 100);
+        drop(request);
+        assert_eq!(backlog.held(), 0);
+        let (mut filler, _its_queue) = super::queue(&backlog);
+        filler.send(&Bytes::from(vec![b'x'; BACKLOG_LIMIT - 10]));
+        assert!(copied(&backlog, &[b'r'; 11]).is_none(), "over the bound: not kept");
+        assert_eq!(backlog.held(), BACKLOG_LIMIT - 10, "and not counted");
+    }
+
     fn exchange(method: Method, path: &str, request: &str) -> Exchange {
         Exchange {
             agent: 0,
             method,
             path: path.into(),
-            request: Bytes::copy_from_slice(request.as_bytes()),
+            request: copied(&Backlog::default(), request.as_bytes()).unwrap(),
             status: 200,
             sse: false,
         }

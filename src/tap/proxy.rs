@@ -1,10 +1,11 @@
 //! Forwarding: one request of the planner to the agent, its response back as it comes. Bodies
-//! stream chunk by chunk (an SSE frame reaches the planner when it reaches us); each chunk is
-//! also handed, by an unbounded queue, to the observer of `observe`, so the proxy never waits
-//! for the store.
+//! stream chunk by chunk both ways (the tap holds neither; an SSE frame reaches the planner when
+//! it reaches us); each response chunk is also handed, by an unbounded queue, to the observer of
+//! `observe`, so the proxy never waits for the store. Requests are refused before anything is
+//! sent when they are not the planner's to make (README "Security").
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,27 +14,39 @@ use bytes::Bytes;
 use futures::StreamExt;
 use http::header::{self, HeaderMap, HeaderName};
 use http::{Request, Response, StatusCode};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use url::Url;
 
 use super::{card, observe};
 use crate::a2a::client::read_body;
 use crate::a2a::discovery::CARD_LIMIT;
-use crate::event::{self, AgentId};
-
-/// A planner's request body larger than this is refused (413), as the client refuses replies.
-const REQUEST_LIMIT: usize = 64 * 1024 * 1024;
+use crate::event::{self, AgentId, Event, LocalServer, SignedCardAtTap};
+use crate::local_server::{self, Handler};
 
 pub(super) struct Tap {
     pub agent: AgentId,
     /// The agent's base URL; the planner's paths are appended to its path.
     pub upstream: Url,
-    /// Where the tap listens, for card URLs when the planner sent no `Host`.
-    pub listen: Option<SocketAddr>,
+    /// Rewrite a signed card and drop its signatures, rather than pass it on unchanged.
+    pub strip_signatures: bool,
     pub http: reqwest::Client,
     pub events: event::Sender,
-    /// What this tap's observers hold unread.
+    /// What this tap's observers hold.
     pub backlog: observe::Backlog,
+}
+
+impl Handler for Tap {
+    async fn handle(self: Arc<Self>, local: SocketAddr, req: Request<Incoming>) -> Response<Body> {
+        handle(self, local, req).await
+    }
+
+    async fn busy(self: Arc<Self>, _: &Request<Incoming>) {
+        let busy = Event::Busy {
+            agent: self.agent,
+            server: LocalServer::Tap,
+        };
+        let _ = self.events.send(busy).await;
+    }
 }
 
 /// The engine's HTTP stack, minus what a client does for itself: redirects go back to the planner
@@ -91,15 +104,21 @@ fn target(upstream: &Url, uri: &http::Uri) -> Url {
     url
 }
 
+/// Whether a planner's path could leave the upstream's path prefix once appended to it: a dot
+/// segment (RFC 3986 section 5.2.4), literal or percent-encoded (URL parsers, ours included,
+/// read `%2e%2e` as `..`; some servers read `..;` so), or an encoded separator (`%2f`, `%5c`)
+/// that the agent may decode into one. No A2A path has any of them.
+fn leaves_prefix(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let decoded: Vec<u8> = percent_encoding::percent_decode_str(segment).collect();
+        let name = decoded.split(|b| *b == b';').next().unwrap_or_default();
+        matches!(name, b"." | b"..") || decoded.iter().any(|b| matches!(b, b'/' | b'\\'))
+    })
+}
+
 /// A short plain answer of the tap's own (never with a URL or a header in it).
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
-    let mut resp = Response::new(Body::from(format!("a2a-watch tap: {text}\n")));
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    resp
+    local_server::plain(status, "tap", text)
 }
 
 /// Why the agent could not be reached, in words that hold no URL (reqwest's own do).
@@ -113,49 +132,113 @@ fn unreachable(e: &reqwest::Error) -> &'static str {
     }
 }
 
-pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+/// One request of the planner, on a connection to the tap at `local`.
+async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(Body::new(body), REQUEST_LIMIT).await else {
-        return Ok(plain(StatusCode::PAYLOAD_TOO_LARGE, "request body too large or broken"));
-    };
+    // Refused before anything is sent: the request would carry the planner's credentials.
+    if let Some(foreign) = local_server::foreign(&parts.headers, local) {
+        return plain(StatusCode::FORBIDDEN, foreign.reason());
+    }
+    if leaves_prefix(parts.uri.path()) {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "a path that could leave the agent's path is refused",
+        );
+    }
     let mut headers = end_to_end(&parts.headers);
     // The observer reads what passes; a compressed body it could not. The planner takes identity.
     headers.remove(header::ACCEPT_ENCODING);
-    // The body is read whole already: its length is the one sent, and there is nothing to wait for.
-    headers.remove(header::CONTENT_LENGTH);
+    // 100-continue is between the planner and the tap (hyper answers it when the body is read).
     headers.remove(header::EXPECT);
-    let card_at = card::card_at(&parts.method, parts.uri.path(), &body);
+    // The body goes on as it comes, a copy kept (within the tap's backlog) to tell the binding.
+    let (copier, copied) = observe::CopyRequest::new(&tap.backlog);
+    let upload = if body.is_end_stream() {
+        copier.finish();
+        reqwest::Body::from(Bytes::new())
+    } else {
+        let chunks = futures::stream::unfold((body, Some(copier)), |(mut body, mut copier)| async move {
+            loop {
+                let chunk = match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(chunk) => chunk,
+                        // Trailers: not a part of the body.
+                        Err(_) => continue,
+                    },
+                    // A body that broke off is not kept: it was not the request the agent got.
+                    Some(Err(e)) => return Some((Err(e), (body, None))),
+                    None => {
+                        if let Some(copier) = copier {
+                            copier.finish();
+                        }
+                        return None;
+                    }
+                };
+                if let Some(copier) = &mut copier {
+                    copier.push(&chunk);
+                }
+                // Whole once its length is read: the agent's client need not ask for more.
+                if body.is_end_stream()
+                    && let Some(copier) = copier.take()
+                {
+                    copier.finish();
+                }
+                return Some((Ok(chunk), (body, copier)));
+            }
+        });
+        reqwest::Body::wrap_stream(chunks)
+    };
     let sent = tap
         .http
         .request(parts.method.clone(), target(&tap.upstream, &parts.uri))
         .headers(headers)
-        .body(body.clone())
+        .body(upload)
         .send()
         .await;
     let upstream = match sent {
         Ok(resp) => resp,
-        Err(e) => return Ok(plain(StatusCode::BAD_GATEWAY, unreachable(&e))),
+        Err(e) => return plain(StatusCode::BAD_GATEWAY, unreachable(&e)),
     };
     let status = upstream.status();
     let mut headers = end_to_end(upstream.headers());
-    if let Some(at) = card_at.filter(|_| status.is_success()) {
+    // The agent has the whole request by now (it answers what it read).
+    let request = copied.await.ok();
+    let body = request.as_ref().map_or(&[][..], |r| &r.bytes[..]);
+    if let Some(at) = card::card_at(&parts.method, parts.uri.path(), body).filter(|_| status.is_success()) {
+        drop(request);
         // Held whole to be rewritten, so bounded as a2a-watch bounds the cards it reads itself.
         let Ok(whole) = read_body(upstream, "the agent's card", CARD_LIMIT).await else {
-            return Ok(plain(
-                StatusCode::BAD_GATEWAY,
-                "the agent's card broke off, or is over 1 MiB",
-            ));
+            return plain(StatusCode::BAD_GATEWAY, "the agent's card broke off, or is over 1 MiB");
         };
-        let tap_origin = card::tap_origin(parts.headers.get(header::HOST), tap.listen);
-        let body = match tap_origin.and_then(|origin| card::rewrite(&whole, at, &tap.upstream, &origin)) {
-            Some(rewritten) => {
+        // Where the planner reached the tap, never what its Host header says.
+        let rewritten = card::tap_url(local)
+            .and_then(|tap_url| card::rewrite(&whole, at, &tap.upstream, &tap_url, tap.strip_signatures));
+        let body = match rewritten {
+            None => Bytes::from(whole),
+            Some(card::Rewritten::Moved(rewritten)) => {
                 headers.remove(header::CONTENT_LENGTH);
                 Bytes::from(rewritten)
             }
-            None => Bytes::from(whole),
+            Some(card::Rewritten::Signed(rewritten)) => {
+                let card = match rewritten {
+                    Some(_) => SignedCardAtTap::Stripped,
+                    None => SignedCardAtTap::PassedThrough,
+                };
+                let _ = (tap.events).send(Event::TapSignedCard { agent: tap.agent, card }).await;
+                match rewritten {
+                    Some(rewritten) => {
+                        headers.remove(header::CONTENT_LENGTH);
+                        Bytes::from(rewritten)
+                    }
+                    None => Bytes::from(whole),
+                }
+            }
         };
-        return Ok(respond(status, headers, Body::from(body)));
+        return respond(status, headers, Body::from(body));
     }
+    let Some(request) = request else {
+        // Not kept (over the tap's bound, or broken off): passed on, not observed.
+        return respond(status, headers, Body::from_stream(upstream.bytes_stream()));
+    };
     let is_sse = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -165,7 +248,7 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
         agent: tap.agent,
         method: parts.method,
         path: parts.uri.path().to_string(),
-        request: body,
+        request,
         status: status.as_u16(),
         sse: is_sse,
     };
@@ -177,7 +260,7 @@ pub(super) async fn handle(tap: Arc<Tap>, req: Request<Incoming>) -> Result<Resp
         }
         chunk
     });
-    Ok(respond(status, headers, Body::from_stream(stream)))
+    respond(status, headers, Body::from_stream(stream))
 }
 
 fn respond(status: StatusCode, headers: HeaderMap, body: Body) -> Response<Body> {
@@ -203,6 +286,32 @@ mod tests {
         let out = end_to_end(&h);
         let names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
         assert_eq!(names, ["authorization", "a2a-version"]);
+    }
+
+    #[test]
+    fn paths_that_could_climb_out_of_the_prefix_are_refused() {
+        for bad in [
+            "/../admin",
+            "/a2a/%2e%2e/admin",
+            "/%2E%2E/admin",
+            "/.%2e/x",
+            "/./x",
+            "/..;/admin",
+            "/a%2f..%2fadmin",
+            "/a%5cb",
+            "/..",
+        ] {
+            assert!(leaves_prefix(bad), "{bad}");
+        }
+        for ok in [
+            "/",
+            "/tasks/t-1",
+            "/.well-known/agent-card.json",
+            "/a..b/c.d",
+            "/v1/message:send",
+        ] {
+            assert!(!leaves_prefix(ok), "{ok}");
+        }
     }
 
     #[test]

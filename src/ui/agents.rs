@@ -11,7 +11,7 @@ use super::format::{line, pad, width, wrap};
 use super::theme::health_glyph;
 use super::view::{Labels, border, counts_spans};
 use crate::app::App;
-use crate::event::Health;
+use crate::event::{Health, SignedCardAtTap};
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;
@@ -74,6 +74,22 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 if a.push_refused > 0 {
                     let refused = format!("{} push deliveries refused (wrong token); ", a.push_refused);
                     spans.push(Span::styled(refused, Style::new().fg(t.broken)));
+                }
+                for (busy, server) in [(a.tap_busy, "tap"), (a.push_busy, "push receiver")] {
+                    if busy > 0 {
+                        let refused = format!("{busy} refused by the {server} (too many connections); ");
+                        spans.push(Span::styled(refused, Style::new().fg(t.broken)));
+                    }
+                }
+                match a.tap_signed_card {
+                    Some(SignedCardAtTap::PassedThrough) => spans.push(Span::styled(
+                        "signed card kept whole: the planner goes around the tap; ",
+                        Style::new().fg(t.broken),
+                    )),
+                    Some(SignedCardAtTap::Stripped) => {
+                        spans.push(Span::styled("tap stripped the card's signatures; ", t.dim()));
+                    }
+                    None => {}
                 }
                 if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
                     spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));

@@ -45,6 +45,8 @@ pub struct AgentSpec {
     pub tasks: Vec<String>,
     /// Where a tap in front of this agent listens for a planner (`--tap`; see `crate::tap`).
     pub tap: Option<std::net::SocketAddr>,
+    /// The tap rewrites a signed card without its signatures rather than pass it on unchanged.
+    pub tap_strip_signatures: bool,
 }
 
 impl AgentSpec {
@@ -57,6 +59,7 @@ impl AgentSpec {
             poll_interval: Duration::from_secs(3),
             tasks: Vec::new(),
             tap: None,
+            tap_strip_signatures: false,
         }
     }
 

@@ -11,6 +11,7 @@ mod discovery;
 mod engine;
 mod golden;
 mod grpc;
+mod hostile_servers;
 mod output;
 mod peers;
 mod push;

@@ -23,17 +23,19 @@ use crate::scenarios::{connect, message, reply};
 const POLL: Duration = Duration::from_secs(120);
 const DEADLINE: Duration = Duration::from_secs(20);
 
+/// A push receiver on 127.0.0.1, not serving yet.
+pub async fn loopback_receiver() -> Arc<Push> {
+    let settings = PushSettings {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        url: None,
+        allow_remote: false,
+    };
+    Arc::new(Push::bind(&settings).await.expect("the receiver binds"))
+}
+
 /// Watches the agent, and the tasks named (0.3 agents have no ListTasks).
 async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
-    let push = Arc::new(
-        Push::bind(&PushSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            url: None,
-            allow_remote: false,
-        })
-        .await
-        .expect("the receiver binds"),
-    );
+    let push = loopback_receiver().await;
     let mut spec = AgentSpec::new(url);
     spec.name = Some("pusher".into());
     spec.poll_interval = POLL;

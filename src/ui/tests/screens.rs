@@ -1,6 +1,7 @@
 //! Each screen and pane as a person sees it, at 80x24 and 160x48.
 
 use super::*;
+use crate::event::{LocalServer, SignedCardAtTap};
 
 #[test]
 fn main_screen() {
@@ -283,4 +284,35 @@ fn refused_push_deliveries_are_counted_on_the_agent_row() {
         .unwrap_or_default()
         .to_string();
     assert!(row.contains("code-reviewer"), "on the agent's own row: {row}");
+}
+
+#[test]
+fn busy_local_servers_and_a_signed_card_around_the_tap_are_said_on_the_agent_row() {
+    let mut s = store();
+    s.apply(Event::Busy {
+        agent: REVIEWER,
+        server: LocalServer::Tap,
+    });
+    for _ in 0..3 {
+        s.apply(Event::Busy {
+            agent: REVIEWER,
+            server: LocalServer::Push,
+        });
+    }
+    s.apply(Event::TapSignedCard {
+        agent: REVIEWER,
+        card: SignedCardAtTap::PassedThrough,
+    });
+    let mut app = app(s);
+    let terminal = render(&mut app, 240, 48);
+    let text = screen_text(terminal.backend().buffer());
+    let row = text.lines().find(|l| l.contains("code-reviewer")).unwrap_or_default();
+    for said in [
+        "1 refused by the tap (too many connections)",
+        "3 refused by the push receiver (too many connections)",
+        "signed card kept whole: the planner goes around the tap",
+    ] {
+        assert!(text.contains(said), "{said}: {}", terminal.backend());
+    }
+    assert!(row.contains("1 refused by the tap"), "on the agent's own row: {row}");
 }
