@@ -460,6 +460,8 @@ impl Client {
     /// CreateTaskPushNotificationConfig (spec section 3.1.7): the agent POSTs the task's events to
     /// the config's URL from now on. The reply echoes the token, so it is not kept.
     pub async fn create_push_config(&self, config: &PushConfig) -> Result<()> {
+        // The config carries the receiver's token: a credential, under the same rule.
+        self.check_destination(true)?;
         let mut config = config.clone();
         config.tenant = config.tenant.or_else(|| self.endpoint.tenant.clone());
         self.unary::<serde_json::Value>(Call::CreatePushConfig(&config)).await?;
@@ -643,6 +645,12 @@ impl Client {
     /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
     fn placement(&self) -> Placement {
         self.auth.placement.clone().unwrap_or(Placement::Bearer)
+    }
+
+    /// Why no credential may go to this agent's endpoint (another origin, plain http off
+    /// loopback), if none may.
+    pub fn credential_withheld(&self) -> Option<&str> {
+        self.unsafe_destination.as_deref()
     }
 
     /// Refuses to send a credential or an extra header to an endpoint that must not get one.

@@ -35,6 +35,9 @@ struct HealthLine<'a> {
     /// Push deliveries refused for a missing or wrong token.
     #[serde(skip_serializing_if = "is_zero")]
     push_refused: u64,
+    /// Why the agent is not asked to push.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    push_off: Option<&'a str>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -184,9 +187,10 @@ impl JsonLines {
                         .info
                         .as_ref()
                         .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
-                    url: &a.url,
+                    url: a.url.as_str(),
                     listing_cut: a.listing_cut,
                     push_refused: a.push_refused,
+                    push_off: a.info.as_ref().and_then(|i| i.push_off.as_deref()),
                 };
                 ndjson::push_line(out, &line);
             }

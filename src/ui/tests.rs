@@ -60,6 +60,7 @@ pub(super) fn store() -> Store {
                 binding,
                 streaming: true,
                 lists_tasks: true,
+                push_off: None,
             },
         });
         s.apply(Event::Health {

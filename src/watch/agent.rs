@@ -313,6 +313,10 @@ impl AgentWatcher {
             binding: client.endpoint.binding,
             streaming: client.streams(),
             lists_tasks,
+            push_off: self
+                .offers_push(&client)
+                .and(client.credential_withheld())
+                .map(|why| format!("push notifications off: their token is a credential, and {why}")),
         };
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;
@@ -496,11 +500,18 @@ impl AgentWatcher {
     }
 
     /// The push receiver, if there is one and the agent's card says it pushes.
-    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+    fn offers_push(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
         self.opts
             .push
             .clone()
             .filter(|_| client.card.capabilities.push_notifications)
+    }
+
+    /// The push receiver, if the agent is to be asked to push: it offers to, and may be given the
+    /// receiver's token (the rule for every credential: README "Security").
+    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+        self.offers_push(client)
+            .filter(|_| client.credential_withheld().is_none())
     }
 
     fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
