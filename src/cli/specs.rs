@@ -174,7 +174,7 @@ fn attach_tap(
         specs.push(spec);
         return Ok(());
     };
-    let shown = crate::a2a::discovery::shown_input(&tap.upstream);
+    let shown = crate::a2a::shown::ShownUrl::of_input(&tap.upstream);
     if spec.tap.is_some() {
         return Err(Error::Usage(format!("two taps in front of {shown}: one is enough")));
     }
