@@ -207,18 +207,17 @@ fn address_off_loopback() -> Option<std::net::IpAddr> {
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_push_token_never_goes_over_plain_http_off_loopback_and_the_row_says_why() {
-    let Some(ip) = address_off_loopback() else {
-        eprintln!("skipped: this machine has no address off loopback");
-        return;
-    };
-    let pushing = card(
-        "pusher",
-        json!({"capabilities": {"streaming": false, "pushNotifications": true}}),
-    );
-    let agent = Agent::start_on(ip, pushing, |_| None::<Response>).await;
-    let args = ["--agent", &agent.url, "--push-listen", "127.0.0.1:0"];
+/// A card that offers push and does not stream, with `extra` fields.
+fn pushing_card(extra: Value) -> Value {
+    let mut card = card("pusher", extra);
+    card["capabilities"] = json!({"streaming": false, "pushNotifications": true});
+    card
+}
+
+/// Watches `url` headless with the push receiver on: `agent` (where the card sends requests)
+/// lists its task but is never asked to push, and an agent line says why, naming `why`.
+async fn push_is_off(url: &str, agent: &Agent, why: &str) {
+    let args = ["--agent", url, "--push-listen", "127.0.0.1:0"];
     let (_running, lines) = headless_until(&args, Duration::from_secs(8), |line| line["push_off"].is_string()).await;
     // The task listed is being watched by now: long enough for a registration to have gone.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -231,7 +230,31 @@ async fn the_push_token_never_goes_over_plain_http_off_loopback_and_the_row_says
     assert!(registrations.is_empty(), "{registrations:?}");
     let lines = lines.unwrap_or_else(|seen| panic!("no line says why push is off: {seen:?}"));
     let said = lines.last().unwrap()["push_off"].as_str().unwrap().to_string();
-    assert!(said.contains("plain http"), "{said}");
+    assert!(said.contains(why), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_push_token_never_goes_over_plain_http_off_loopback_and_the_row_says_why() {
+    let Some(ip) = address_off_loopback() else {
+        eprintln!("skipped: this machine has no address off loopback");
+        return;
+    };
+    let agent = Agent::start_on(ip, pushing_card(json!({})), |_| None::<Response>).await;
+    push_is_off(&agent.url, &agent, "plain http").await;
+}
+
+/// The same rule on loopback alone: a card whose interface is on another origin (another port)
+/// gets no credential, so no push token either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_push_token_never_goes_to_another_origin_and_the_row_says_why() {
+    let elsewhere = Agent::start(pushing_card(json!({})), |_| None::<Response>).await;
+    let interfaces =
+        json!([{"url": format!("{}/a2a", elsewhere.url), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]);
+    let pointing = Agent::start(pushing_card(json!({"supportedInterfaces": interfaces})), |_| {
+        None::<Response>
+    })
+    .await;
+    push_is_off(&pointing.url, &elsewhere, "another origin").await;
 }
 
 // ---- files written: recordings and screenshots ----
