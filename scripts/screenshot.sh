@@ -23,7 +23,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # Free ports, so that a running demo is left alone; Ctrl-C (SIGINT) ends --json cleanly.
-"$A2A_WATCH" demo --base-port 0 --json --record "$recording" --log-file "$log" >/dev/null &
+"$A2A_WATCH" demo --base-port 0 --json --record "$recording" --force --log-file "$log" >/dev/null &
 demo=$!
 sleep "$recorded"
 kill -INT "$demo"
@@ -37,5 +37,7 @@ if grep -Eq '[0-9a-f]{32}' "$recording"; then
     exit 1
 fi
 
+# A screenshot never replaces a file: the old picture goes first.
+rm -f "$picture"
 TZ=UTC "$A2A_WATCH" replay "$recording" --snapshot "$picture" --size "$size"
 echo "wrote $recording ($(wc -l <"$recording") lines) and $picture"

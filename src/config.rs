@@ -166,7 +166,7 @@ pub enum ConfigError {
     Agent {
         path: PathBuf,
         number: usize,
-        url: String,
+        url: crate::a2a::shown::ShownUrl,
         problem: AgentProblem,
     },
 }
@@ -227,7 +227,7 @@ impl Config {
             a.check().map_err(|problem| ConfigError::Agent {
                 path: path.to_path_buf(),
                 number: i + 1,
-                url: a.url.clone(),
+                url: crate::a2a::shown::ShownUrl::of_input(&a.url),
                 problem,
             })?;
         }

@@ -68,6 +68,10 @@ pub struct AgentInfo {
     pub streaming: bool,
     /// False for 0.3 agents: only tasks we started or were given by id are watched.
     pub lists_tasks: bool,
+    /// Why the agent is not asked to push although its card offers it and the receiver is on:
+    /// the receiver's token is a credential, and this destination may not get one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_off: Option<String>,
 }
 
 /// How one task is being watched.

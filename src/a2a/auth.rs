@@ -242,17 +242,6 @@ pub fn is_loopback(url: &url::Url) -> bool {
     }
 }
 
-/// A URL as shown in messages: scheme, host, port and path, without user info, query or fragment,
-/// where a server could have echoed a credential back.
-pub fn shown_url(url: &url::Url) -> String {
-    let mut shown = url.clone();
-    shown.set_query(None);
-    shown.set_fragment(None);
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,12 +363,6 @@ mod tests {
         ] {
             assert!(!is_loopback(&url::Url::parse(url).unwrap()), "{url}");
         }
-    }
-
-    #[test]
-    fn shown_urls_drop_what_could_echo_a_secret() {
-        let url = url::Url::parse("https://u:p@h:8/x?k=s3cret#f").unwrap();
-        assert_eq!(shown_url(&url), "https://h:8/x");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
 use super::grpc;
+use super::shown::ShownUrl;
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
     GetTaskRequest, ListTasksRequest, ListTasksResponse, PushConfig, PushConfigId, SendMessageRequest, StreamResponse,
@@ -260,10 +261,10 @@ pub(crate) fn redirected(resp: &reqwest::Response, what: impl Into<String>) -> O
         return None;
     }
     let location = resp.headers().get(reqwest::header::LOCATION)?.to_str().ok()?;
-    let to = resp
-        .url()
-        .join(location)
-        .map_or_else(|_| "an unreadable location".to_string(), |u| auth::shown_url(&u));
+    let to = resp.url().join(location).map_or_else(
+        |_| "an unreadable location".to_string(),
+        |u| ShownUrl::of(&u).to_string(),
+    );
     Some(Error::Redirected { what: what.into(), to })
 }
 
@@ -275,7 +276,7 @@ pub(crate) fn insecure(url: &Url, allow_insecure_http: bool) -> Option<String> {
         format!(
             "{} is plain http to a host that is not loopback; credentials go there only with \
              allow_insecure_http = true in this agent's config (or --allow-insecure-http)",
-            auth::shown_url(url)
+            ShownUrl::of(url)
         )
     })
 }
@@ -291,7 +292,7 @@ impl Client {
     pub async fn connect_with(http: reqwest::Client, target: &str, opts: ClientOptions) -> Result<Client> {
         let user_name = user_name(&opts);
         let early_token = auth::find_token(given_token(opts.token.clone(), given_source(&opts)), user_name);
-        let label = user_name.map_or_else(|| discovery::shown_input(target), str::to_string);
+        let label = user_name.map_or_else(|| ShownUrl::of_input(target).to_string(), str::to_string);
         // A credential meant for this agent, or an extra header, goes on every request whatever
         // the card says: refuse before connecting at all if the URL named cannot carry it.
         let meant_for_it = early_token.as_ref().is_some_and(Token::meant_for_this_agent)
@@ -331,8 +332,8 @@ impl Client {
             format!(
                 "the card at {} sends requests to {}, another origin; a credential goes only to \
                  the origin you named (to trust that card, save it to a file and point at the file)",
-                auth::shown_url(b),
-                auth::shown_url(&endpoint.url)
+                ShownUrl::of(b),
+                ShownUrl::of(&endpoint.url)
             )
         });
         let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
@@ -460,6 +461,8 @@ impl Client {
     /// CreateTaskPushNotificationConfig (spec section 3.1.7): the agent POSTs the task's events to
     /// the config's URL from now on. The reply echoes the token, so it is not kept.
     pub async fn create_push_config(&self, config: &PushConfig) -> Result<()> {
+        // The config carries the receiver's token: a credential, under the same rule.
+        self.check_destination(true)?;
         let mut config = config.clone();
         config.tenant = config.tenant.or_else(|| self.endpoint.tenant.clone());
         self.unary::<serde_json::Value>(Call::CreatePushConfig(&config)).await?;
@@ -643,6 +646,12 @@ impl Client {
     /// Where the card asks the credential to go; a bearer token where it asks for nothing we know.
     fn placement(&self) -> Placement {
         self.auth.placement.clone().unwrap_or(Placement::Bearer)
+    }
+
+    /// Why no credential may go to this agent's endpoint (another origin, plain http off
+    /// loopback), if none may.
+    pub fn credential_withheld(&self) -> Option<&str> {
+        self.unsafe_destination.as_deref()
     }
 
     /// Refuses to send a credential or an extra header to an endpoint that must not get one.

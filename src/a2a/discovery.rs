@@ -6,9 +6,10 @@ use std::path::Path;
 use reqwest::StatusCode;
 use url::Url;
 
-use super::auth::{Placement, Token, env_var_for, shown_url};
+use super::auth::{Placement, Token, env_var_for};
 use super::card::AgentCard;
 use super::error::{Error, Result, excerpt};
+use super::shown::ShownUrl;
 
 pub const WELL_KNOWN: &str = ".well-known/agent-card.json";
 /// 0.2.x agents published the card here.
@@ -41,19 +42,10 @@ pub fn parse_url(input: &str) -> Result<Url> {
         return Err(Error::Input(format!(
             "{} has a user name or password in it; nothing sent: give the credential with --token \
              (sent as HTTP Basic where the card asks for it, user:password), --header, or the config",
-            shown_url(&url)
+            ShownUrl::of(&url)
         )));
     }
     Ok(url)
-}
-
-/// What the user typed, as messages show it: a card file's path, or the URL without what could
-/// hold a secret (query, fragment).
-pub fn shown_input(input: &str) -> String {
-    if is_card_file(input) {
-        return input.to_string();
-    }
-    parse_url(input).map_or_else(|_| input.to_string(), |url| shown_url(&url))
 }
 
 /// The URLs to try, in order: the card URL itself, or the well-known paths under the given
@@ -126,7 +118,7 @@ pub async fn discover(
         if let Some(t) = sent {
             req = req.bearer_auth(t.secret.expose());
         }
-        let fetching = format!("fetching the card from {}", shown_url(candidate));
+        let fetching = format!("fetching the card from {}", ShownUrl::of(candidate));
         let resp = req.send().await.map_err(|e| Error::transport(&fetching, e))?;
         if let Some(e) = super::client::redirected(&resp, &fetching) {
             return Err(e);
@@ -135,7 +127,7 @@ pub async fn discover(
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(Error::Unauthorized {
                 status: status.as_u16(),
-                agent: user_name.map_or_else(|| shown_url(&url), str::to_string),
+                agent: user_name.map_or_else(|| ShownUrl::of(&url).to_string(), str::to_string),
                 asks_for: None,
                 env_var: user_name.map(env_var_for),
                 sent_as: sent.map(|_| Placement::Bearer.describe()),
@@ -144,7 +136,7 @@ pub async fn discover(
                 shared_applies: false,
             });
         }
-        let shown = shown_url(candidate);
+        let shown = ShownUrl::of(candidate).to_string();
         let bytes = super::client::read_body(resp, &format!("card at {shown}"), CARD_LIMIT).await?;
         if !status.is_success() {
             last = format!("HTTP {} at {shown}", status.as_u16());
@@ -163,7 +155,7 @@ pub async fn discover(
             Err(e) => last = format!("{shown} is not an agent card ({e}): {}", excerpt(&bytes)),
         }
     }
-    let tried: Vec<String> = tries.iter().map(shown_url).collect();
+    let tried: Vec<String> = tries.iter().map(|u| ShownUrl::of(u).to_string()).collect();
     Err(Error::CardNotFound {
         tried: tried.join(", "),
         last,
@@ -215,7 +207,10 @@ mod tests {
                 "{err}"
             );
         }
-        assert_eq!(shown_input("https://h/c.json?key=s3cret#x"), "https://h/c.json");
+        assert_eq!(
+            ShownUrl::of_input("https://h/c.json?key=s3cret#x").as_str(),
+            "https://h/c.json"
+        );
     }
 
     #[test]

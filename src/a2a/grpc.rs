@@ -67,7 +67,7 @@ impl Link {
         let bad = |e: tonic::transport::Error| {
             Error::Input(format!(
                 "the gRPC interface {} cannot be used: {e}",
-                super::auth::shown_url(url)
+                super::shown::ShownUrl::of(url)
             ))
         };
         let mut endpoint = Endpoint::from_shared(url.as_str().trim_end_matches('/').to_string())

@@ -26,7 +26,7 @@ pub async fn card(conn: &ConnArgs, url: &str, json: bool, extended: bool) -> Res
         client.card = client.extended_card().await?;
         client.card_source = format!(
             "GetExtendedAgentCard of {}",
-            crate::a2a::auth::shown_url(&client.endpoint.url)
+            crate::a2a::shown::ShownUrl::of(&client.endpoint.url)
         );
     }
     show(json, &client.card, || print::card_summary(&client));

@@ -38,6 +38,9 @@ pub struct ScreenArgs {
     /// what `a2a-watch replay` needs; no credential is ever recorded).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// With --record: replace a recording already at FILE (never a file of another kind).
+    #[arg(long, requires = "record")]
+    pub force: bool,
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
@@ -125,11 +128,14 @@ pub async fn watch(
         .collect();
     let recorder = match &screen.record {
         Some(path) => Some(
-            Recorder::create(path, specs.iter().map(|s| (s.name.clone(), s.url.clone()))).map_err(|source| {
-                Error::Io {
-                    what: path.display().to_string(),
-                    source,
-                }
+            Recorder::create(
+                path,
+                specs.iter().map(|s| (s.name.clone(), s.url.clone())),
+                screen.force,
+            )
+            .map_err(|source| Error::Io {
+                what: path.display().to_string(),
+                source,
             })?,
         ),
         None => None,

@@ -44,6 +44,9 @@ struct HealthLine<'a> {
     /// the tap) or stripped.
     #[serde(skip_serializing_if = "Option::is_none")]
     tap_signed_card: Option<SignedCardAtTap>,
+    /// Why the agent is not asked to push.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    push_off: Option<&'a str>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -193,12 +196,13 @@ impl JsonLines {
                         .info
                         .as_ref()
                         .map(|i| format!("{} {}", i.version.label(), i.binding.label())),
-                    url: &a.url,
+                    url: a.url.as_str(),
                     listing_cut: a.listing_cut,
                     push_refused: a.push_refused,
                     tap_busy: a.tap_busy,
                     push_busy: a.push_busy,
                     tap_signed_card: a.tap_signed_card,
+                    push_off: a.info.as_ref().and_then(|i| i.push_off.as_deref()),
                 };
                 ndjson::push_line(out, &line);
             }

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::a2a::card::Interface;
+use crate::a2a::shown::ShownUrl;
 use crate::a2a::{Client, PartContent, Task};
 use crate::demo::DemoAgents;
 use crate::text::{one_line, sanitize};
@@ -22,7 +23,7 @@ pub fn card_summary(client: &Client) -> String {
         "using      {} {} at {}",
         e.binding.label(),
         e.version.label(),
-        one_line(e.url.as_str())
+        one_line(ShownUrl::of(&e.url).as_str())
     );
     for i in card.interfaces() {
         let mark = if i.supported().is_some() { "" } else { "  (not spoken)" };
@@ -84,7 +85,7 @@ fn interface_line(i: &Interface) -> String {
         "{} {} {}{tenant}",
         one_line(&i.binding_name),
         one_line(&i.version_name),
-        one_line(&i.url)
+        one_line(ShownUrl::of_written(&i.url).as_str())
     )
 }
 

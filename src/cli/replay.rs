@@ -139,7 +139,7 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
         playback.seek(&mut app, args.at.unwrap_or(playback.end()));
         let (width, height) = args.size;
         let buffer = shot::render(&mut app, width, height);
-        return std::fs::write(path, shot::document(&buffer, &app, path)).map_err(|source| Error::Io {
+        return shot::write_new(path, &shot::document(&buffer, &app, path)).map_err(|source| Error::Io {
             what: path.display().to_string(),
             source,
         });

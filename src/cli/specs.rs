@@ -136,7 +136,29 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         };
         specs[index].tasks.push(id.to_string());
     }
+    refuse_shared_token_vars(&specs)?;
     Ok(specs)
+}
+
+/// Two names that map to one `A2A_TOKEN_<NAME>` (`prod-db` and `prod_db`; non-ASCII names of
+/// one length) would silently share a token meant for one of them: refused, naming both.
+fn refuse_shared_token_vars(specs: &[AgentSpec]) -> Result<(), Error> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for name in specs.iter().filter_map(|s| s.name.as_deref()) {
+        let var = crate::a2a::auth::env_var_for(name);
+        match seen.get(var.as_str()) {
+            Some(first) => {
+                return Err(Error::Usage(format!(
+                    "agents {first:?} and {name:?} both read {var}: one token would go to both; \
+                     give them names that differ in letters or digits"
+                )));
+            }
+            None => {
+                seen.insert(var, name);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A tap in front of an agent already listed (the same URL) is that agent's; otherwise its
@@ -154,7 +176,7 @@ fn attach_tap(
         specs.push(spec);
         return Ok(());
     };
-    let shown = crate::a2a::discovery::shown_input(&tap.upstream);
+    let shown = crate::a2a::shown::ShownUrl::of_input(&tap.upstream);
     if spec.tap.is_some() {
         return Err(Error::Usage(format!("two taps in front of {shown}: one is enough")));
     }

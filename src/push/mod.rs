@@ -113,7 +113,7 @@ impl Push {
         };
         // The agent's number goes at the end of the path: a query or fragment would swallow it.
         if root.cannot_be_a_base() || root.host().is_none() || root.query().is_some() || root.fragment().is_some() {
-            return Err(PushError::Url(crate::a2a::auth::shown_url(&root)));
+            return Err(PushError::Url(crate::a2a::shown::ShownUrl::of(&root).to_string()));
         }
         let mut base = root;
         let path = format!("{}/{PATH}/", base.path().trim_end_matches('/'));

@@ -10,14 +10,15 @@
 //! Events that changed nothing are left out. Agent text is JSON-escaped, control characters
 //! included (`ndjson`), and shown through the same sanitising as live text when replayed.
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::a2a::shown::ShownUrl;
 use crate::cli::JsonLines;
 use crate::event::{AgentId, Event};
 use crate::ndjson;
@@ -31,14 +32,14 @@ pub const FORMAT: u32 = 1;
 /// The header's `recording` value: what marks a file as ours.
 const MAGIC: &str = "a2a-watch";
 
-/// An agent as the user named it: the URL as given (user info is refused by
-/// `discovery::parse_url`), and the name only if the user gave one (the card's
-/// name arrives again with the recorded `info` event).
+/// An agent as the user named it: the URL in its shown form (no user info, query or fragment),
+/// and the name only if the user gave one (the card's name arrives again with the recorded
+/// `info` event).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedAgent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    pub url: String,
+    pub url: ShownUrl,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,7 +53,7 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn new(agents: impl IntoIterator<Item = (Option<String>, String)>, started: Timestamp) -> Header {
+    pub fn new<U: AsRef<str>>(agents: impl IntoIterator<Item = (Option<String>, U)>, started: Timestamp) -> Header {
         Header {
             recording: MAGIC.into(),
             format: FORMAT,
@@ -60,7 +61,10 @@ impl Header {
             started,
             agents: agents
                 .into_iter()
-                .map(|(name, url)| RecordedAgent { name, url })
+                .map(|(name, url)| RecordedAgent {
+                    name,
+                    url: ShownUrl::of_input(url.as_ref()),
+                })
                 .collect(),
         }
     }
@@ -83,10 +87,19 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Creates (or truncates) the file and writes the header.
-    pub fn create(path: &Path, agents: impl IntoIterator<Item = (Option<String>, String)>) -> io::Result<Recorder> {
+    /// Creates the file (0600) and writes the header. A file already at the path is replaced only
+    /// if it is a recording and `force` says so; a link there is never written through.
+    pub fn create<U: AsRef<str>>(
+        path: &Path,
+        agents: impl IntoIterator<Item = (Option<String>, U)>,
+        force: bool,
+    ) -> io::Result<Recorder> {
+        let file = match create_private(path) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => replace_recording(path, force)?,
+            created => created?,
+        };
         let mut recorder = Recorder {
-            file: File::create(path)?,
+            file,
             path: path.to_path_buf(),
             clock: Instant::now(),
             lines: JsonLines::default(),
@@ -137,6 +150,56 @@ impl Recorder {
         self.pending.clear();
         result
     }
+}
+
+/// A new file that only its owner can read (recordings and screenshots show task text): never
+/// one already at the path, nor through a link there (`O_CREAT | O_EXCL` follows none).
+pub fn create_private(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
+/// The longest first line read to tell a recording: a header names its agents, a few hundred
+/// bytes each.
+const HEADER_LIMIT: u64 = 1024 * 1024;
+
+/// Opens the file at `path` to record over it: only a regular file reached without a link
+/// (`O_NOFOLLOW`, on the file opened, so nothing can be swapped in between), whose first line is
+/// a recording header, and only with `force`. Truncated and made 0600 through the same handle.
+fn replace_recording(path: &Path, force: bool) -> io::Result<File> {
+    let refused = |why: &str| io::Error::new(io::ErrorKind::AlreadyExists, why.to_string());
+    let mut options = OpenOptions::new();
+    options.read(true).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+    let mut file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return refused("a link is there; a recording is never written through one");
+        }
+        e
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(refused("it is not a regular file; not replaced"));
+    }
+    let mut first = Vec::new();
+    io::BufReader::new((&file).take(HEADER_LIMIT)).read_until(b'\n', &mut first)?;
+    let is_recording = serde_json::from_slice::<serde_json::Value>(&first)
+        .is_ok_and(|header| header.get("recording").and_then(|v| v.as_str()) == Some(MAGIC));
+    if !is_recording {
+        return Err(refused("a file that is not a recording is there; not replaced"));
+    }
+    if !force {
+        return Err(refused("a recording is there already; --force replaces it"));
+    }
+    file.set_len(0)?;
+    file.seek(io::SeekFrom::Start(0))?;
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    Ok(file)
 }
 
 /// One recorded event: when it arrived (milliseconds from the start) and what it was.
@@ -306,7 +369,7 @@ mod tests {
         let path = dir.join("r.ndjson");
         let agents = vec![(Some("ops".to_string()), "http://127.0.0.1:9/a2a".to_string())];
         let mut store = Store::new(agents.clone());
-        let mut rec = Recorder::create(&path, agents).unwrap();
+        let mut rec = Recorder::create(&path, agents, false).unwrap();
         for ev in events {
             rec.apply(&mut store, ev, None);
         }

@@ -1,7 +1,7 @@
 //! Screenshots: the screen drawn off-terminal, written as SVG (or HTML, by the file's extension).
 //! `replay --snapshot` and the dashboard's screenshot key both use it.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use ratatui::Terminal;
@@ -27,21 +27,30 @@ pub fn document(buffer: &Buffer, app: &App, path: &Path) -> String {
     }
 }
 
-/// Writes the screen, at the size it was last drawn, to `path`.
+/// Writes the screen, at the size it was last drawn, to a new file at `path` (0600; never over a
+/// file or through a link already there).
 pub fn save(app: &mut App, path: &Path) -> io::Result<()> {
     let buffer = render(app, app.screen.width.max(1), app.screen.height.max(1));
-    std::fs::write(path, document(&buffer, app, path))
+    write_new(path, &document(&buffer, app, path))
+}
+
+/// A screenshot written to a new file: a file already at `path` is left as it is.
+pub fn write_new(path: &Path, document: &str) -> io::Result<()> {
+    super::create_private(path)?.write_all(document.as_bytes())
 }
 
 /// The screenshot key: a new file in the current directory, named for the app's time.
 pub fn save_here(app: &mut App) -> io::Result<PathBuf> {
     let stamp = app.now.to_zoned_datetime(app.tz.clone()).strftime("%Y%m%d-%H%M%S");
-    let mut path = PathBuf::from(format!("a2a-watch-{stamp}.svg"));
     let mut n = 1;
-    while path.exists() {
-        n += 1;
-        path = PathBuf::from(format!("a2a-watch-{stamp}-{n}.svg"));
+    loop {
+        let path = match n {
+            1 => PathBuf::from(format!("a2a-watch-{stamp}.svg")),
+            _ => PathBuf::from(format!("a2a-watch-{stamp}-{n}.svg")),
+        };
+        match save(app, &path) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => n += 1,
+            saved => return saved.map(|()| path),
+        }
     }
-    save(app, &path)?;
-    Ok(path)
 }

@@ -11,6 +11,7 @@ pub mod query;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use crate::a2a::shown::ShownUrl;
 use jiff::Timestamp;
 
 use crate::a2a::{
@@ -148,10 +149,12 @@ impl TaskEntry {
 
 #[derive(Debug, Clone)]
 pub struct AgentEntry {
-    /// The name the user gave, or the card's once it is read (the URL until then).
+    /// The name the user gave, or the card's once it is read (the shown URL until then).
     pub name: String,
     named_by_user: bool,
-    pub url: String,
+    /// Only ever the shown form (README "Security"): the store feeds the screen, `--json` and
+    /// recordings.
+    pub url: ShownUrl,
     pub health: Health,
     pub info: Option<AgentInfo>,
     /// The last listing stopped at the page cap: tasks past it are not shown.
@@ -312,14 +315,16 @@ pub struct Store {
 }
 
 impl Store {
-    /// Agents by the name the user gave them (if any) and URL, in configuration order.
-    pub fn new(agents: impl IntoIterator<Item = (Option<String>, String)>) -> Store {
+    /// Agents by the name the user gave them (if any) and URL, in configuration order. Only the
+    /// URL's shown form is kept.
+    pub fn new<U: AsRef<str>>(agents: impl IntoIterator<Item = (Option<String>, U)>) -> Store {
         Store {
             agents: agents
                 .into_iter()
+                .map(|(name, url)| (name, ShownUrl::of_input(url.as_ref())))
                 .map(|(name, url)| AgentEntry {
                     named_by_user: name.is_some(),
-                    name: name.unwrap_or_else(|| url.clone()),
+                    name: name.unwrap_or_else(|| url.to_string()),
                     url,
                     health: Health::Connecting,
                     info: None,

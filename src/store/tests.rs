@@ -241,6 +241,7 @@ fn agent_events_update_health_and_info() {
         binding: Binding::Rest,
         streaming: true,
         lists_tasks: true,
+        push_off: None,
     };
     assert_eq!(s.apply(Event::Info { agent: 1, info }), Change::Agent(1));
     assert_eq!(s.agents[1].health.label(), "unauthorized");
@@ -249,10 +250,12 @@ fn agent_events_update_health_and_info() {
 #[test]
 fn the_card_names_agents_the_user_did_not_name() {
     let mut s = Store::new([
-        (None, "http://h:1".to_string()),
+        (None, "http://h:1/a2a?key=s3cret".to_string()),
         (Some("mine".to_string()), "http://h:2".to_string()),
     ]);
-    assert_eq!(s.agents[0].name, "http://h:1");
+    // Until the card is read, the URL in the form it may be shown (the store keeps no other).
+    assert_eq!(s.agents[0].name, "http://h:1/a2a");
+    assert_eq!(s.agents[0].url.as_str(), "http://h:1/a2a");
     for agent in [0, 1] {
         let info = AgentInfo {
             name: "from-card".into(),
@@ -260,6 +263,7 @@ fn the_card_names_agents_the_user_did_not_name() {
             binding: Binding::JsonRpc,
             streaming: true,
             lists_tasks: true,
+            push_off: None,
         };
         s.apply(Event::Info { agent, info });
     }

@@ -92,7 +92,7 @@ pub fn upstream_url(upstream: &str) -> Result<Url, String> {
     if !matches!(url.scheme(), "http" | "https") || url.query().is_some() || url.fragment().is_some() {
         return Err(format!(
             "the upstream must be the agent's http(s) base URL without a query, not {}",
-            discovery::shown_input(upstream)
+            crate::a2a::shown::ShownUrl::of_input(upstream)
         ));
     }
     Ok(url)
@@ -170,7 +170,7 @@ impl Taps {
                 };
                 Some(format!(
                     "tap: point the planner at http://{at} (forwards to {}{strip}){remote}",
-                    discovery::shown_input(b.upstream.as_str())
+                    crate::a2a::shown::ShownUrl::of_input(b.upstream.as_str())
                 ))
             })
             .collect()

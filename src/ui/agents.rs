@@ -12,6 +12,7 @@ use super::theme::health_glyph;
 use super::view::{Labels, border, counts_spans};
 use crate::app::App;
 use crate::event::{Health, SignedCardAtTap};
+use crate::text::one_line;
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;
@@ -70,6 +71,9 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
                 if a.listing_cut {
                     spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
+                }
+                if let Some(off) = a.info.as_ref().and_then(|info| info.push_off.as_deref()) {
+                    spans.push(Span::styled(format!("{}; ", one_line(off)), t.dim()));
                 }
                 if a.push_refused > 0 {
                     let refused = format!("{} push deliveries refused (wrong token); ", a.push_refused);

@@ -60,6 +60,7 @@ pub(super) fn store() -> Store {
                 binding,
                 streaming: true,
                 lists_tasks: true,
+                push_off: None,
             },
         });
         s.apply(Event::Health {
@@ -396,3 +397,6 @@ mod tree;
 
 /// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
 mod audience;
+
+/// Secrets on the agents panel: why push is off, URLs without their query.
+mod secrets;

@@ -118,13 +118,19 @@ impl AgentSpec {
     }
 }
 
+/// The most a `token_command` may print: a token is a few kilobytes at most, and its output is
+/// held in memory.
+const TOKEN_OUTPUT_LIMIT: u64 = 64 * 1024;
+
 /// Runs a `token_command` in a process group of its own, so that on timeout everything it
-/// started is stopped, not only the shell. Its output may hold the secret: only its status is
-/// ever shown.
+/// started is stopped, not only the shell. Its output may hold the secret, and the command itself
+/// may (`vault read …`, a token pasted in): a failure names the config key and the exit status,
+/// never the command or what it printed (README "Security").
 async fn run_token_command(cmd: &str, limit: Duration) -> Result<Option<Secret>, Health> {
     use std::process::Stdio;
+    use tokio::io::AsyncReadExt;
     let failed = |why: String| Health::Unauthorized {
-        message: format!("token_command `{cmd}` {why}"),
+        message: format!("token_command in the agent's config entry {why}"),
     };
     let mut command = tokio::process::Command::new("sh");
     command
@@ -136,12 +142,32 @@ async fn run_token_command(cmd: &str, limit: Duration) -> Result<Option<Secret>,
         .kill_on_drop(true);
     #[cfg(unix)]
     command.process_group(0);
-    let child = command.spawn().map_err(|e| failed(format!("could not run: {e}")))?;
+    let mut child = command.spawn().map_err(|e| failed(format!("could not run: {e}")))?;
     let group = child.id();
-    match tokio::time::timeout(limit, child.wait_with_output()).await {
-        Ok(Ok(o)) if o.status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&o.stdout)))),
-        Ok(Ok(o)) => Err(failed(format!("failed ({})", o.status))),
-        Ok(Err(e)) => Err(failed(format!("could not run: {e}"))),
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let run = async {
+        // One byte past the limit tells output that was cut from output that fits.
+        let mut out = Vec::new();
+        (&mut stdout).take(TOKEN_OUTPUT_LIMIT + 1).read_to_end(&mut out).await?;
+        if out.len() as u64 > TOKEN_OUTPUT_LIMIT {
+            return Ok(None);
+        }
+        Ok::<_, std::io::Error>(Some((child.wait().await?, out)))
+    };
+    match tokio::time::timeout(limit, run).await {
+        Ok(Ok(Some((status, out)))) if status.success() => Ok(Some(Secret::new(String::from_utf8_lossy(&out)))),
+        Ok(Ok(Some((status, _)))) => Err(failed(format!("failed ({status})"))),
+        Ok(Ok(None)) => {
+            kill_group(group);
+            Err(failed(format!(
+                "printed more than {} KiB (the most a token may be); stopped",
+                TOKEN_OUTPUT_LIMIT / 1024
+            )))
+        }
+        Ok(Err(e)) => {
+            kill_group(group);
+            Err(failed(format!("could not run: {e}")))
+        }
         Err(_) => {
             kill_group(group);
             Err(failed(format!(
@@ -287,6 +313,10 @@ impl AgentWatcher {
             binding: client.endpoint.binding,
             streaming: client.streams(),
             lists_tasks,
+            push_off: self
+                .offers_push(&client)
+                .and(client.credential_withheld())
+                .map(|why| format!("push notifications off: their token is a credential, and {why}")),
         };
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;
@@ -470,11 +500,18 @@ impl AgentWatcher {
     }
 
     /// The push receiver, if there is one and the agent's card says it pushes.
-    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+    fn offers_push(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
         self.opts
             .push
             .clone()
             .filter(|_| client.card.capabilities.push_notifications)
+    }
+
+    /// The push receiver, if the agent is to be asked to push: it offers to, and may be given the
+    /// receiver's token (the rule for every credential: README "Security").
+    fn pushes(&self, client: &Client) -> Option<Arc<crate::push::Push>> {
+        self.offers_push(client)
+            .filter(|_| client.credential_withheld().is_none())
     }
 
     fn spawn_watch(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {

@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use crate::a2a::ClientOptions;
 use crate::a2a::auth::Secret;
+use crate::a2a::shown::ShownUrl;
 use crate::event::{self, AgentId, Command};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
@@ -67,7 +68,7 @@ impl AgentSpec {
     pub fn label(&self) -> String {
         self.name
             .clone()
-            .unwrap_or_else(|| crate::a2a::discovery::shown_input(&self.url))
+            .unwrap_or_else(|| ShownUrl::of_input(&self.url).to_string())
     }
 }
 

@@ -21,6 +21,7 @@ mod replay;
 mod scenarios;
 mod sdk_js;
 mod sdk_python;
+mod secrets;
 mod security;
 mod security_more;
 mod steer;

@@ -228,7 +228,7 @@ fn small_recording(scratch: &Scratch) -> PathBuf {
     let path = scratch.0.join("small.ndjson");
     let agents = vec![(Some("ops".to_string()), "http://127.0.0.1:9".to_string())];
     let mut store = Store::new(agents.clone());
-    let mut recorder = Recorder::create(&path, agents).unwrap();
+    let mut recorder = Recorder::create(&path, agents, false).unwrap();
     let task: Task = serde_json::from_value(json!({"id":"t1","contextId":"c",
         "status":{"state":"TASK_STATE_INPUT_REQUIRED","message":{"messageId":"m","role":"ROLE_AGENT",
         "parts":[{"text":"Which branch?"}]}}}))

@@ -28,7 +28,7 @@ const AMBIENT: [&str; 10] = [
     "no_proxy",
 ];
 
-fn binary(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+pub(crate) fn binary(args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-watch"));
     cmd.args(args).kill_on_drop(true);
     for var in AMBIENT {
