@@ -224,8 +224,10 @@ impl Playback {
         let Some(entry) = self.next.take_if(|e| e.ms <= ms) else {
             return Ok(None);
         };
-        if self.last_ms.is_some_and(|last| last < entry.ms) {
-            self.before_last_ms = self.last_ms.unwrap_or_default();
+        if let Some(last) = self.last_ms
+            && last < entry.ms
+        {
+            self.before_last_ms = last;
         }
         self.last_ms = Some(entry.ms);
         Ok(Some(entry.event))
