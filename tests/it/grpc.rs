@@ -106,6 +106,57 @@ async fn a_credential_does_not_follow_grpc_to_another_port_from_a_card_over_plai
     let _ = std::fs::remove_file(&card);
 }
 
+/// A server that serves its card (HTTP/1.1) and gRPC (HTTP/2) on the one port the user names,
+/// as some SDKs do: the credential goes to that port. Every gRPC call is answered NOT_FOUND, after
+/// its `authorization` metadata is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_follows_grpc_on_the_port_the_user_named() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let card = serde_json::json!({
+        "name": "one-port", "description": "", "version": "1",
+        "supportedInterfaces": [{"url": format!("127.0.0.1:{port}"), "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}, "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+        "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]
+    });
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let kept = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        )
+        .fallback(move |headers: axum::http::HeaderMap| async move {
+            let auth = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none");
+            kept.lock().unwrap().push(auth.to_string());
+            [
+                ("content-type", "application/grpc"),
+                ("grpc-status", "5"),
+                ("grpc-message", "no such task"),
+            ]
+        });
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .accept_http1(true)
+            .serve_with_incoming(app, incoming),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let out = crate::cli::run(
+        &["--name", "runner", "get", &url, "t-1"],
+        &[("A2A_TOKEN_RUNNER", "s3cret-one")],
+    )
+    .await;
+    let err = crate::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("withheld"), "{err}");
+    assert_eq!(*seen.lock().unwrap(), ["Bearer s3cret-one"], "{err}");
+}
+
 /// A card whose only interface is gRPC, written `http://host:port` (older cards) rather than
 /// `host:port`: the client picks it without being told.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
