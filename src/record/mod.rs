@@ -153,8 +153,9 @@ struct EntryLine {
 }
 
 /// The longest line a recording may have, newline aside: what one line may cost while replaying.
-/// The recorder writes one event a line, and events are far smaller (the store cuts what it
-/// keeps of agent text and artifacts).
+/// The recorder writes one event a line; a streamed event is at most 8 MiB on the wire
+/// (`sse::DEFAULT_FRAME_LIMIT`), and only a task read whole (GetTask, up to 64 MiB) may be longer:
+/// such a line is refused rather than held.
 pub const LINE_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Reads a recording line by line in the memory of one line: the header first (`new`), then one
@@ -215,7 +216,7 @@ impl<R: BufRead> Reader<R> {
             } else {
                 format!("{} bytes", self.limit)
             };
-            return Err(format!("a line longer than {limit}: not a recorded event"));
+            return Err(format!("a line longer than {limit}, more than a replay reads"));
         }
         self.cut_short = !self.buf.is_empty();
         Ok(false)
