@@ -42,6 +42,51 @@ pub fn one_line(input: &str) -> String {
     out
 }
 
+/// Characters that show nothing, or pass for a plain space, where a name is read: the Unicode
+/// format controls (general category Cf: zero-width space and joiners, bidi controls, the BOM,
+/// soft hyphen, tags...), the line and paragraph separators (Zl, Zp), every space but U+0020 (Zs),
+/// and the blank letters and marks outside those categories (Hangul fillers, the combining
+/// grapheme joiner, Khmer's inherent vowels, variation selectors, the braille blank). The Cf
+/// ranges are those of Unicode 16.0 (UnicodeData.txt), so no table crate is needed.
+pub fn is_invisible(c: char) -> bool {
+    // `is_whitespace` is White_Space: Zs, Zl, Zp and some controls.
+    (c.is_whitespace() && c != ' ')
+        || matches!(
+            c,
+            // Cf
+            '\u{ad}'
+                | '\u{600}'..='\u{605}'
+                | '\u{61c}'
+                | '\u{6dd}'
+                | '\u{70f}'
+                | '\u{890}'..='\u{891}'
+                | '\u{8e2}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{110bd}'
+                | '\u{110cd}'
+                | '\u{13430}'..='\u{1343f}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0001}'
+                | '\u{e0020}'..='\u{e007f}'
+                // blank letters and marks
+                | '\u{34f}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
+                | '\u{ffa0}'
+                | '\u{e0100}'..='\u{e01ef}'
+        )
+}
+
 fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars>) {
     for c in chars.by_ref() {
         if ('@'..='~').contains(&c) {
@@ -86,5 +131,31 @@ mod tests {
             "1 failed, 11 passed ✔ — déjà vu 日本"
         );
         assert_eq!(one_line("two\nlines\x1b[31m  red"), "two lines red");
+    }
+
+    #[test]
+    fn invisible_characters_are_known_and_visible_ones_are_not() {
+        for c in [
+            '\u{200b}',
+            '\u{200d}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{feff}',
+            '\u{ad}',
+            '\u{2060}',
+            '\u{202e}',
+            '\u{a0}',
+            '\u{3000}',
+            '\u{3164}',
+            '\u{fe0f}',
+            '\u{e0041}',
+            '\u{1d173}',
+            '\u{85}',
+        ] {
+            assert!(is_invisible(c), "U+{:04X}", c as u32);
+        }
+        for c in [' ', 'a', 'é', '日', '✔', '-', '_', '\u{2010}'] {
+            assert!(!is_invisible(c), "U+{:04X}", c as u32);
+        }
     }
 }

@@ -1,7 +1,7 @@
-//! A mutation fuzzer for the SSE splitter, the frame decoders and the push receiver's body
-//! decoder that runs on the stable
-//! toolchain (cargo-fuzz needs nightly): it damages the golden captures of tests/golden with a
-//! seeded PRNG, feeds them in random chunks, and checks invariants. `cargo test` runs a short
+//! A mutation fuzzer for the SSE splitter, the frame decoders, the push receiver's body decoder
+//! and the recording reader that runs on the stable toolchain (cargo-fuzz needs nightly): it
+//! damages the golden captures of tests/golden and the demo's recording (assets/demo.ndjson) with
+//! a seeded PRNG, feeds them in random chunks, and checks invariants. `cargo test` runs a short
 //! burst; the README's "Reliability" section has the long run.
 //!
 //! FUZZ_INPUTS (default 2000, a few seconds in a debug build) inputs, FUZZ_SEED (default 0xA2A) seeds the PRNG. A failure prints
@@ -13,6 +13,7 @@ use a2a_watch::a2a::sse::{DEFAULT_FRAME_LIMIT, Frame, frames};
 use a2a_watch::a2a::wire::{jsonrpc, rest};
 use a2a_watch::a2a::{AgentCard, Error, ListTasksResponse, StreamResponse, Task};
 use a2a_watch::push;
+use a2a_watch::record::{LINE_LIMIT, Reader};
 use bytes::Bytes;
 use futures::StreamExt;
 
@@ -48,6 +49,8 @@ impl Rng {
 struct Corpus {
     streams: Vec<Vec<u8>>,
     bodies: Vec<Vec<u8>>,
+    /// Recordings (`--record`), for the reader `replay` uses.
+    recordings: Vec<Vec<u8>>,
 }
 
 fn load_corpus() -> Corpus {
@@ -55,6 +58,10 @@ fn load_corpus() -> Corpus {
     let mut corpus = Corpus {
         streams: Vec::new(),
         bodies: Vec::new(),
+        recordings: vec![
+            std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo.ndjson"))
+                .expect("assets/demo.ndjson"),
+        ],
     };
     let mut sets: Vec<_> = std::fs::read_dir(&root).expect("tests/golden").flatten().collect();
     sets.sort_by_key(|e| e.path());
@@ -353,7 +360,88 @@ fn decode_body(body: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// What the recording reader made of an input: the header's agents, each event's arrival, the
+/// error (line, what) that ended it, and whether the last line was cut.
+#[derive(Debug, PartialEq)]
+struct ReadBack {
+    agents: usize,
+    arrivals: Vec<u64>,
+    error: Option<(usize, String)>,
+    cut_short: bool,
+}
+
+fn read_back(input: &[u8], capacity: usize, limit: usize) -> Result<ReadBack, String> {
+    let (header, mut reader) = match Reader::new(std::io::BufReader::with_capacity(capacity, input), limit) {
+        Ok(read) => read,
+        Err(error) => {
+            return Ok(ReadBack {
+                agents: 0,
+                arrivals: Vec::new(),
+                error: Some(error),
+                cut_short: false,
+            });
+        }
+    };
+    let mut back = ReadBack {
+        agents: header.agents.len(),
+        arrivals: Vec::new(),
+        error: None,
+        cut_short: false,
+    };
+    for entry in &mut reader {
+        match entry {
+            Ok(entry) => back.arrivals.push(entry.ms),
+            Err(error) => {
+                back.error = Some(error);
+                break;
+            }
+        }
+    }
+    if back.error.is_some() && reader.next().is_some() {
+        return Err("the reader went on after an error".into());
+    }
+    back.cut_short = reader.cut_short;
+    Ok(back)
+}
+
+/// The recording reader (`replay`): the size of the reads changes nothing, errors and a cut last
+/// line included; arrival times never go back; an error names a line of the input, and a line
+/// over the limit is one.
+fn read_recording(input: &[u8], rng: &mut Rng) -> Result<(), String> {
+    let limit = if rng.chance(2) {
+        LINE_LIMIT
+    } else {
+        16 + rng.below(4096)
+    };
+    let whole = read_back(input, input.len().max(1), limit)?;
+    let split = read_back(input, *rng.pick(&[1, 2, 3, 7, 64, 4096]), limit)?;
+    if whole != split {
+        return Err(format!(
+            "the size of the reads changed the recording: {whole:?} vs {split:?}"
+        ));
+    }
+    if !whole.arrivals.is_sorted() {
+        return Err(format!("arrival times went back: {:?}", whole.arrivals));
+    }
+    let lines = input.split(|b| *b == b'\n').count();
+    if let Some((line, _)) = &whole.error
+        && !(1..=lines).contains(line)
+    {
+        return Err(format!("an error on line {line} of {lines}"));
+    }
+    let longest = input.split(|b| *b == b'\n').map(<[u8]>::len).max().unwrap_or(0);
+    if longest > limit && whole.error.is_none() {
+        return Err(format!("a line of {longest} bytes passed the limit of {limit}"));
+    }
+    Ok(())
+}
+
 fn one_input(rng: &mut Rng, corpus: &Corpus) -> Result<(), String> {
+    if rng.chance(4) {
+        let mut recording = rng.pick(&corpus.recordings).clone();
+        mutate(rng, &mut recording, corpus);
+        return read_recording(&recording, rng);
+    }
     if rng.chance(3) {
         let mut body = rng.pick(&corpus.bodies).clone();
         mutate(rng, &mut body, corpus);

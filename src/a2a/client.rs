@@ -226,14 +226,38 @@ pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
     a.origin() == b.origin()
 }
 
-/// May a credential for the agent whose card came from `card` go to `endpoint`? Only within the
-/// card's origin; gRPC, an HTTP/2 server of its own, listens on a port of its own (the SDKs serve
-/// it beside the card's HTTP server), so for gRPC the card's host suffices, never a weaker scheme.
-fn trusted_destination(card: &Url, endpoint: &Endpoint) -> bool {
-    same_origin(card, &endpoint.url)
-        || (endpoint.binding == Binding::Grpc
-            && card.host() == endpoint.url.host()
-            && (card.scheme() == endpoint.url.scheme() || endpoint.url.scheme() == "https"))
+/// Why a credential for the agent whose card came from `card` must not go to `endpoint`, if so.
+/// Only within the card's origin (the one the user named: redirects stay in it). gRPC is an
+/// HTTP/2 server of its own, which the SDKs run beside the card's HTTP server on another port of
+/// the same host (A2A 1.0 section 10; tests/interop/GRPC.md), so a credential may follow a card's
+/// gRPC interface to that host, never down to a weaker scheme, and to another port only when the
+/// card came over https from that host: over plain http (loopback too) nothing vouches for the
+/// card's port, and on a shared machine any local user can bind a free one.
+fn untrusted_destination(card: &Url, endpoint: &Endpoint) -> Option<String> {
+    if same_origin(card, &endpoint.url) {
+        return None;
+    }
+    let grpc_on_the_cards_host = endpoint.binding == Binding::Grpc
+        && card.host() == endpoint.url.host()
+        && (card.scheme() == endpoint.url.scheme() || endpoint.url.scheme() == "https");
+    if !grpc_on_the_cards_host {
+        return Some(format!(
+            "the card at {} sends requests to {}, another origin; a credential goes only to \
+             the origin you named (to trust that card, save it to a file and point at the file)",
+            ShownUrl::of(card),
+            ShownUrl::of(&endpoint.url)
+        ));
+    }
+    let named_port = card.port_or_known_default() == endpoint.url.port_or_known_default();
+    (!named_port && card.scheme() != "https").then(|| {
+        format!(
+            "credential withheld: gRPC interface on another port ({} names {}, and came over plain \
+             http, where nothing vouches for that port; to trust that card, save it to a file and \
+             point at the file)",
+            ShownUrl::of(card),
+            ShownUrl::of(&endpoint.url)
+        )
+    })
 }
 
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
@@ -328,14 +352,7 @@ impl Client {
         }
         // The card names where requests go; a credential goes only to the origin the user named
         // (a card file names its interfaces itself, as the user chose it).
-        let other_origin = base.as_ref().filter(|b| !trusted_destination(b, &endpoint)).map(|b| {
-            format!(
-                "the card at {} sends requests to {}, another origin; a credential goes only to \
-                 the origin you named (to trust that card, save it to a file and point at the file)",
-                ShownUrl::of(b),
-                ShownUrl::of(&endpoint.url)
-            )
-        });
+        let other_origin = base.as_ref().and_then(|b| untrusted_destination(b, &endpoint));
         let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
         let transport = match endpoint.binding {
             Binding::JsonRpc => Transport::Http(Json::Rpc),
@@ -992,35 +1009,44 @@ mod tests {
     }
 
     #[test]
-    fn a_credential_follows_grpc_to_another_port_of_the_cards_host_only() {
+    fn a_credential_follows_grpc_to_another_port_only_from_a_card_fetched_over_https() {
         let endpoint = |url: &str, binding| Endpoint {
             url: Url::parse(url).unwrap(),
             binding,
             version: ProtocolVersion::V1_0,
             tenant: None,
         };
+        let trusted = |card: &Url, url: &str, binding| untrusted_destination(card, &endpoint(url, binding)).is_none();
         let card = Url::parse("http://127.0.0.1:8000/.well-known/agent-card.json").unwrap();
-        assert!(trusted_destination(
-            &card,
-            &endpoint("http://127.0.0.1:50051/", Binding::Grpc)
-        ));
+        let withheld = untrusted_destination(&card, &endpoint("http://127.0.0.1:50051/", Binding::Grpc));
         assert!(
-            !trusted_destination(&card, &endpoint("http://127.0.0.1:50051/", Binding::Rest)),
+            withheld
+                .as_deref()
+                .is_some_and(|w| w.starts_with("credential withheld: gRPC interface on another port")),
+            "plain http, loopback too, vouches for no other port: {withheld:?}"
+        );
+        assert!(
+            trusted(&card, "http://127.0.0.1:8000/", Binding::Grpc),
+            "the port named"
+        );
+        assert!(
+            !trusted(&card, "http://127.0.0.1:50051/", Binding::Rest),
             "HTTP interfaces keep the origin rule"
         );
-        assert!(!trusted_destination(
-            &card,
-            &endpoint("http://10.0.0.9:50051/", Binding::Grpc)
-        ));
-        let tls = Url::parse("https://agents.example.com/.well-known/agent-card.json").unwrap();
-        assert!(trusted_destination(
-            &tls,
-            &endpoint("https://agents.example.com:8443/", Binding::Grpc)
-        ));
+        assert!(!trusted(&card, "http://10.0.0.9:50051/", Binding::Grpc));
+        let plain = Url::parse("http://agents.example.com:8080/.well-known/agent-card.json").unwrap();
         assert!(
-            !trusted_destination(&tls, &endpoint("http://agents.example.com:8443/", Binding::Grpc)),
+            trusted(&plain, "https://agents.example.com:8080/", Binding::Grpc),
+            "the port named, up to TLS"
+        );
+        assert!(!trusted(&plain, "https://agents.example.com:8443/", Binding::Grpc));
+        let tls = Url::parse("https://agents.example.com/.well-known/agent-card.json").unwrap();
+        assert!(trusted(&tls, "https://agents.example.com:8443/", Binding::Grpc));
+        assert!(
+            !trusted(&tls, "http://agents.example.com:8443/", Binding::Grpc),
             "never down to plain text"
         );
+        assert!(!trusted(&tls, "https://elsewhere.example.com:8443/", Binding::Grpc));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::Error;
 use super::parts::MEDIA_TYPES;
 use crate::a2a::{Artifact, Part, PartContent};
-use crate::text::one_line;
+use crate::text::{is_invisible, one_line};
 
 /// Bytes a file name keeps at most, before a suffix and an extension: well under the 255 of
 /// common file systems.
@@ -29,8 +29,8 @@ pub struct Saved {
     pub files: Vec<SavedFile>,
     /// URL parts: listed, never fetched (the agent chose the URL).
     pub urls: Vec<SavedUrl>,
-    /// Parts of a kind we cannot write, by artifact.
-    pub skipped: Vec<String>,
+    /// Parts not written: of a kind we cannot write, or file parts whose bytes do not decode.
+    pub skipped: Vec<SkippedPart>,
 }
 
 #[derive(Debug, Serialize)]
@@ -46,6 +46,14 @@ pub struct SavedUrl {
     pub url: String,
 }
 
+#[derive(Debug, Serialize)]
+pub struct SkippedPart {
+    pub artifact: String,
+    /// The part's place in the artifact, from 1.
+    pub part: usize,
+    pub reason: &'static str,
+}
+
 impl Saved {
     /// One line per file written, URL listed and part skipped; agent text sanitised.
     pub fn describe(&self) -> String {
@@ -58,7 +66,8 @@ impl Saved {
         }
         for s in &self.skipped {
             out.push_str(&format!(
-                "skipped a part of artifact {s}: not text, data, a file or a URL\n"
+                "skipped part {} of artifact {}: {}\n",
+                s.part, s.artifact, s.reason
             ));
         }
         if out.is_empty() {
@@ -83,19 +92,24 @@ pub fn save(artifacts: &[Artifact], dir: &Path, force: bool) -> Result<Saved, Er
             } else {
                 stem.clone()
             };
-            let Some((name, bytes)) = contents(part, &stem).map_err(|e| Error::Io {
-                what: format!("artifact {label}: its file part is not base64"),
-                source: std::io::Error::new(ErrorKind::InvalidData, e),
-            })?
-            else {
-                match &part.content {
-                    PartContent::Url(url) => saved.urls.push(SavedUrl {
+            let (name, bytes) = match contents(part, &stem) {
+                Contents::File(name, bytes) => (name, bytes),
+                Contents::Url(url) => {
+                    saved.urls.push(SavedUrl {
                         artifact: label.clone(),
                         url: one_line(url),
-                    }),
-                    _ => saved.skipped.push(label.clone()),
+                    });
+                    continue;
                 }
-                continue;
+                // One part that cannot be written does not cost the others.
+                Contents::Skipped(reason) => {
+                    saved.skipped.push(SkippedPart {
+                        artifact: label.clone(),
+                        part: index + 1,
+                        reason,
+                    });
+                    continue;
+                }
             };
             let path = write_new(dir, &name, &bytes, force, &mut taken)?;
             saved.files.push(SavedFile {
@@ -108,25 +122,37 @@ pub fn save(artifacts: &[Artifact], dir: &Path, force: bool) -> Result<Saved, Er
     Ok(saved)
 }
 
-/// The file name and bytes of a part that is written; `None` for one that is not.
-fn contents(part: &Part, stem: &str) -> Result<Option<(String, Vec<u8>)>, base64::DecodeError> {
-    Ok(Some(match &part.content {
-        PartContent::Text(text) => (format!("{stem}.txt"), text.clone().into_bytes()),
+/// What becomes of one part.
+enum Contents<'a> {
+    /// Written under this name.
+    File(String, Vec<u8>),
+    /// Listed, never fetched.
+    Url(&'a str),
+    /// Not written, for this reason.
+    Skipped(&'static str),
+}
+
+fn contents<'a>(part: &'a Part, stem: &str) -> Contents<'a> {
+    match &part.content {
+        PartContent::Text(text) => Contents::File(format!("{stem}.txt"), text.clone().into_bytes()),
         PartContent::Data(value) => {
             let mut json = serde_json::to_string_pretty(value).unwrap_or_default();
             json.push('\n');
-            (format!("{stem}.json"), json.into_bytes())
+            Contents::File(format!("{stem}.json"), json.into_bytes())
         }
         PartContent::Raw(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64.trim())?;
+            let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
+                return Contents::Skipped("its bytes are not valid base64");
+            };
             let name = match &part.filename {
                 Some(name) => file_name(name, stem),
                 None => format!("{stem}.{}", extension(part.media_type.as_deref())),
             };
-            (name, bytes)
+            Contents::File(name, bytes)
         }
-        PartContent::Url(_) | PartContent::Unsupported(_) => return Ok(None),
-    }))
+        PartContent::Url(url) => Contents::Url(url),
+        PartContent::Unsupported(_) => Contents::Skipped("not text, data, a file or a URL"),
+    }
 }
 
 /// The extension for a media type we know, `bin` otherwise.
@@ -140,17 +166,19 @@ fn extension(media_type: Option<&str>) -> &'static str {
         .map_or("bin", |(e, _)| e)
 }
 
-/// One plain file name from agent text: separators, controls and characters file systems refuse
-/// become `_`, leading dots go (no `..`, no hidden files), and it is cut to `NAME_BYTES` on a
-/// character boundary. `fallback` when nothing is left.
+/// One plain file name from agent text: separators, controls, invisible characters and characters
+/// file systems refuse become `_`, leading dots go (no `..`, no hidden files), a Windows device
+/// name becomes `_`, and it is cut to `NAME_BYTES` on a character boundary. `fallback` when
+/// nothing is left.
 pub fn file_name(agent_text: &str, fallback: &str) -> String {
     let cleaned: String = agent_text
         .chars()
         .map(|c| match c {
             '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' => '_',
             c if c.is_control() => '_',
-            // Bidi controls would show the name in another order than it is.
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}' => '_',
+            // Bidi controls would show the name in another order than it is; zero-width and
+            // blank characters would hide part of it, or make two names look the same.
+            c if is_invisible(c) => '_',
             c => c,
         })
         .collect();
@@ -161,10 +189,33 @@ pub fn file_name(agent_text: &str, fallback: &str) -> String {
     }
     let name = trimmed[..end].trim_end_matches(['.', ' ']);
     if name.is_empty() {
-        fallback.to_string()
+        return fallback.to_string();
+    }
+    // Windows opens the device whatever the extension: `nul.txt` is NUL. Suffixes and extensions
+    // added later cannot make a device name: they come after a `-` or a dot.
+    let (base, extension) = name.split_at(name.find('.').unwrap_or(name.len()));
+    if is_windows_device(base) {
+        format!("_{extension}")
     } else {
         name.to_string()
     }
+}
+
+/// Names Windows reserves for devices, in any case, and with trailing spaces (which Windows
+/// drops): CON, PRN, AUX, NUL, COM0-9, LPT0-9, with superscript 1-3 too, and the console's CONIN$
+/// and CONOUT$ ("Naming Files, Paths, and Namespaces", Microsoft's Win32 documentation).
+fn is_windows_device(base: &str) -> bool {
+    let base = base.trim_end_matches(' ').to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        base.strip_prefix(prefix).is_some_and(|n| {
+            let mut digits = n.chars();
+            matches!(
+                (digits.next(), digits.next()),
+                (Some('0'..='9' | '¹' | '²' | '³'), None)
+            )
+        })
+    };
+    matches!(base.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$") || numbered("COM") || numbered("LPT")
 }
 
 /// Writes a new file named `name` (or `name-2.ext`, ... when taken) in `dir`. `create_new`
@@ -234,6 +285,32 @@ mod tests {
         let cut = file_name(&long, "x");
         assert!(cut.len() <= NAME_BYTES && cut.chars().all(|c| c == 'é'), "{cut}");
         assert_eq!(file_name(" . ", "x"), "x");
+    }
+
+    #[test]
+    fn windows_device_names_and_invisible_characters_become_underscores() {
+        for device in [
+            "CON",
+            "nul",
+            "nul.txt",
+            "Aux.tar.gz",
+            "COM1",
+            "lpt9.log",
+            "COM¹",
+            "LPT³.x",
+            "CON .txt",
+            "prn.",
+            "conin$",
+        ] {
+            let name = file_name(device, "x");
+            assert!(name == "_" || name.starts_with("_."), "{device:?} became {name:?}");
+        }
+        assert_eq!(file_name("nul.txt", "x"), "_.txt");
+        for kept in ["CONSOLE", "COM10", "LPT", "null.txt", "a.con", "com-1", "COM1x"] {
+            assert_eq!(file_name(kept, "x"), kept);
+        }
+        assert_eq!(file_name("pay\u{200b}roll\u{2028}.pdf", "x"), "pay_roll_.pdf");
+        assert_eq!(file_name("\u{feff}\u{2060}", "x"), "__");
     }
 
     #[test]

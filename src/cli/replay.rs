@@ -21,7 +21,8 @@ use crate::app::popup::Popup;
 use crate::app::run as live;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
-use crate::record::{Recording, shot};
+use crate::event::Event;
+use crate::record::{Entries, Entry, Recording, shot};
 
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
@@ -108,8 +109,7 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
         ));
     }
     if args.json {
-        print_lines(&recording, args.at.unwrap_or(u64::MAX));
-        return Ok(());
+        return print_lines(&recording, args.at.unwrap_or(u64::MAX));
     }
     let config = Config::load(config)?;
     let screen = ScreenArgs {
@@ -129,14 +129,17 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
         ..Prefs::default()
     });
     let mut playback = Playback {
+        entries: recording.entries()?,
         recording,
-        applied: 0,
+        next: None,
+        last_ms: None,
+        before_last_ms: 0,
         clock: 0,
         playing: args.at.is_none(),
         speed: args.speed,
     };
     if let Some(path) = &args.snapshot {
-        playback.seek(&mut app, args.at.unwrap_or(playback.end()));
+        playback.seek(&mut app, args.at.unwrap_or(playback.end()))?;
         let (width, height) = args.size;
         let buffer = shot::render(&mut app, width, height);
         return shot::write_new(path, &shot::document(&buffer, &app, path)).map_err(|source| Error::Io {
@@ -144,11 +147,11 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
             source,
         });
     }
-    playback.seek(&mut app, args.at.unwrap_or(0));
+    playback.seek(&mut app, args.at.unwrap_or(0))?;
     let mut terminal = live::setup_terminal().map_err(terminal_error)?;
     let result = play(&mut terminal, &mut app, &mut playback).await;
     live::restore_terminal();
-    result.map_err(terminal_error)
+    result
 }
 
 fn terminal_error(source: io::Error) -> Error {
@@ -158,21 +161,44 @@ fn terminal_error(source: io::Error) -> Error {
     }
 }
 
-/// The lines `--json` printed for the events up to `until_ms`, made again from the events.
-fn print_lines(recording: &Recording, until_ms: u64) {
+/// Events applied in one burst at most, and `--json` lines written at a time: what a replay
+/// holds beside the store and one line of the file.
+const BATCH: usize = 1024;
+
+/// The lines `--json` printed for the events up to `until_ms`, made again from the events as
+/// they are read.
+fn print_lines(recording: &Recording, until_ms: u64) -> Result<(), Error> {
     let mut store = recording.header.store();
     let mut lines = JsonLines::default();
     let mut buf = Vec::new();
-    for entry in &recording.entries[..recording.count_by(until_ms)] {
-        lines.take(&mut store, entry.event.clone(), &mut buf);
+    for entry in recording.entries()? {
+        let entry = entry?;
+        if entry.ms > until_ms {
+            break;
+        }
+        lines.take(&mut store, entry.event, &mut buf);
+        if buf.len() > BATCH * 64 {
+            out::write(&buf);
+            buf.clear();
+        }
     }
     out::write(&buf);
+    Ok(())
 }
 
-/// Where the replay stands: the recording's clock, and how many of its events the store holds.
+/// Where the replay stands: the recording's clock, and the events read from the file up to it.
+/// Only what comes next is held; going back builds the store again from the start of the file
+/// (a store cannot be run backwards), so a recording of any size replays in bounded memory.
 struct Playback {
     recording: Recording,
-    applied: usize,
+    /// The events not read yet.
+    entries: Entries,
+    /// The event read but not applied yet: the next change.
+    next: Option<Entry>,
+    /// When the last event applied arrived; none applied: `None`.
+    last_ms: Option<u64>,
+    /// When the last event applied before `last_ms` arrived (0 for none): where `[` goes back to.
+    before_last_ms: u64,
     /// Milliseconds into the recording.
     clock: u64,
     playing: bool,
@@ -184,53 +210,87 @@ impl Playback {
         self.recording.duration_ms()
     }
 
+    /// The next event, read if it was not yet.
+    fn upcoming(&mut self) -> Result<Option<&Entry>, Error> {
+        if self.next.is_none() {
+            self.next = self.entries.next().transpose()?;
+        }
+        Ok(self.next.as_ref())
+    }
+
+    /// The next event if it arrived by `ms`, taken.
+    fn take_due(&mut self, ms: u64) -> Result<Option<Event>, Error> {
+        self.upcoming()?;
+        let Some(entry) = self.next.take_if(|e| e.ms <= ms) else {
+            return Ok(None);
+        };
+        if let Some(last) = self.last_ms
+            && last < entry.ms
+        {
+            self.before_last_ms = last;
+        }
+        self.last_ms = Some(entry.ms);
+        Ok(Some(entry.event))
+    }
+
     /// Moves the clock to `ms` (forward or back) and the store with it.
-    fn seek(&mut self, app: &mut App, ms: u64) {
+    fn seek(&mut self, app: &mut App, ms: u64) -> Result<(), Error> {
         let ms = ms.min(self.end());
-        let due = self.recording.count_by(ms);
-        if due < self.applied {
+        if self.last_ms.is_some_and(|last| last > ms) {
+            self.entries = self.recording.entries()?;
+            self.next = None;
+            self.last_ms = None;
+            self.before_last_ms = 0;
             let mut store = self.recording.header.store();
-            for entry in &self.recording.entries[..due] {
-                store.apply(entry.event.clone());
+            while let Some(event) = self.take_due(ms)? {
+                store.apply(event);
             }
             app.replace_store(store);
-            self.applied = due;
         }
         self.clock = ms;
         let now = self.recording.time_at(ms);
-        let burst = self.recording.entries[self.applied..due]
-            .iter()
-            .map(|e| e.event.clone());
-        live::apply_burst_at(app, burst, now);
-        self.applied = due;
+        // Bursts of at most BATCH events, each read from the file as it is applied.
+        loop {
+            let (mut failed, mut taken) = (None, 0);
+            let burst = std::iter::from_fn(|| match self.take_due(ms) {
+                Ok(event) => event,
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            });
+            let burst = burst.take(BATCH).inspect(|_| taken += 1);
+            live::apply_burst_at(app, burst, now);
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if taken < BATCH {
+                break;
+            }
+        }
         app.now = now;
+        Ok(())
     }
 
     /// The replay's own keys: pause, and the next or previous change.
-    fn act(&mut self, app: &mut App, action: Action) {
+    fn act(&mut self, app: &mut App, action: Action) -> Result<(), Error> {
         match action {
             Action::Pause if !self.playing && self.clock >= self.end() => {
-                self.seek(app, 0);
+                self.seek(app, 0)?;
                 self.playing = true;
             }
             Action::Pause => self.playing = !self.playing,
             Action::Quit => app.quit = true,
             Action::NextChange => {
-                if let Some(next) = self.recording.entries.get(self.applied) {
-                    self.seek(app, next.ms);
+                if let Some(next) = self.upcoming()?.map(|e| e.ms) {
+                    self.seek(app, next)?;
                 }
             }
-            Action::PreviousChange => {
-                // Back to just before the last change shown: the state the one before it left.
-                let Some(last) = self.applied.checked_sub(1).map(|i| self.recording.entries[i].ms) else {
-                    return;
-                };
-                let first = self.recording.entries.partition_point(|e| e.ms < last);
-                let before = first.checked_sub(1).map_or(0, |i| self.recording.entries[i].ms);
-                self.seek(app, before);
-            }
+            // Back to just before the last change shown: the state the one before it left.
+            Action::PreviousChange if self.last_ms.is_some() => self.seek(app, self.before_last_ms)?,
             _ => {}
         }
+        Ok(())
     }
 
     /// The title line's note: where the replay is, and whether it plays.
@@ -258,7 +318,7 @@ fn sends(mode: Mode, action: Action) -> bool {
 
 /// One terminal event in a replay: its own keys first (except while typing), actions that would
 /// send refused with a note, the rest as on the live dashboard. True if the screen may change.
-fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> bool {
+fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> Result<bool, Error> {
     if let TermEvent::Key(key) = &ev
         && key.kind != KeyEventKind::Release
     {
@@ -267,18 +327,18 @@ fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> bool {
             Some(Popup::Filter { .. } | Popup::Answer(_) | Popup::NewTask(_))
         );
         if let Some(action) = app.keys.action(Mode::Replay, key).filter(|_| !typing) {
-            playback.act(app, action);
-            return true;
+            playback.act(app, action)?;
+            return Ok(true);
         }
         if app.keys.action(app.mode(), key).is_some_and(|a| sends(app.mode(), a)) {
             app.flash(
                 "replay: nothing is sent to agents (answer, approve, deny, cancel and new task are off)",
                 true,
             );
-            return true;
+            return Ok(true);
         }
     }
-    crate::app::on_terminal_event(app, ev)
+    Ok(crate::app::on_terminal_event(app, ev))
 }
 
 /// How often the replay's clock is looked at.
@@ -288,7 +348,7 @@ async fn play(
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     app: &mut App,
     playback: &mut Playback,
-) -> io::Result<()> {
+) -> Result<(), Error> {
     let mut input = EventStream::new();
     let mut last = tokio::time::Instant::now();
     let mut shown = String::new();
@@ -298,7 +358,7 @@ async fn play(
         last = tokio::time::Instant::now();
         if playback.playing {
             let ahead = (elapsed.as_secs_f64() * 1000.0 * playback.speed) as u64;
-            playback.seek(app, playback.clock.saturating_add(ahead));
+            playback.seek(app, playback.clock.saturating_add(ahead))?;
             if playback.clock >= playback.end() {
                 playback.playing = false;
                 app.flash("end of the recording: space plays it again", false);
@@ -319,13 +379,13 @@ async fn play(
         if dirty || banner != shown {
             app.banner = Some(banner.clone());
             shown = banner;
-            live::render(terminal, app)?;
+            live::render(terminal, app).map_err(terminal_error)?;
             dirty = false;
         }
         tokio::select! {
             ev = input.next() => match ev {
-                Some(Ok(ev)) => dirty |= on_event(app, playback, ev),
-                Some(Err(e)) => return Err(e),
+                Some(Ok(ev)) => dirty |= on_event(app, playback, ev)?,
+                Some(Err(e)) => return Err(terminal_error(e)),
                 None => return Ok(()),
             },
             () = tokio::time::sleep(STEP) => {}

@@ -11,7 +11,7 @@
 //! included (`ndjson`), and shown through the same sanitising as live text when replayed.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, Read, Seek, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -215,11 +215,125 @@ struct EntryLine {
     rec: Event,
 }
 
-/// A recording read back whole.
-#[derive(Debug, Clone)]
+/// The longest line a recording may have, newline aside: what one line may cost while replaying.
+/// The recorder writes one event a line; a streamed event is at most 8 MiB on the wire
+/// (`sse::DEFAULT_FRAME_LIMIT`), and only a task read whole (GetTask, up to 64 MiB) may be longer:
+/// such a line is refused rather than held.
+pub const LINE_LIMIT: usize = 16 * 1024 * 1024;
+
+/// Reads a recording line by line in the memory of one line: the header first (`new`), then one
+/// event at a time. A last line without its newline (the recorder was killed mid-write) ends the
+/// events and sets `cut_short`; a line over the limit, or one that is not a recorded event, is an
+/// error naming the line (from 1), after which nothing more is read.
+pub struct Reader<R> {
+    input: R,
+    limit: usize,
+    /// The line read last, from 1.
+    line: usize,
+    buf: Vec<u8>,
+    agents: usize,
+    last_ms: u64,
+    failed: bool,
+    pub cut_short: bool,
+}
+
+impl<R: BufRead> Reader<R> {
+    /// Reads the header line; lines may be `limit` bytes long, newline aside.
+    pub fn new(input: R, limit: usize) -> Result<(Header, Reader<R>), (usize, String)> {
+        let mut reader = Reader {
+            input,
+            limit,
+            line: 0,
+            buf: Vec::new(),
+            agents: 0,
+            last_ms: 0,
+            failed: false,
+            cut_short: false,
+        };
+        let header = match reader.next_line() {
+            Ok(true) => parse_header(&reader.buf),
+            Ok(false) => Err("not an a2a-watch recording: no header line".to_string()),
+            Err(what) => Err(what),
+        }
+        .map_err(|what| (1, what))?;
+        reader.agents = header.agents.len();
+        Ok((header, reader))
+    }
+
+    /// Reads the next whole line into `buf`; false at the end of the input or at a cut last line.
+    fn next_line(&mut self) -> Result<bool, String> {
+        self.buf.clear();
+        self.line += 1;
+        let most = self.limit as u64 + 1;
+        (&mut self.input)
+            .take(most)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| e.to_string())?;
+        if self.buf.ends_with(b"\n") {
+            return Ok(true);
+        }
+        if self.buf.len() as u64 == most {
+            const MIB: usize = 1024 * 1024;
+            let limit = if self.limit.is_multiple_of(MIB) {
+                format!("{} MiB", self.limit / MIB)
+            } else {
+                format!("{} bytes", self.limit)
+            };
+            return Err(format!("a line longer than {limit}, more than a replay reads"));
+        }
+        self.cut_short = !self.buf.is_empty();
+        Ok(false)
+    }
+
+    /// The event on the line in `buf`; `None` for a blank line.
+    fn entry(&mut self) -> Result<Option<Entry>, String> {
+        if self.buf.trim_ascii().is_empty() {
+            return Ok(None);
+        }
+        let entry: EntryLine = serde_json::from_slice(&self.buf).map_err(|e| format!("not a recorded event: {e}"))?;
+        let agent = agent_of(&entry.rec);
+        if agent >= self.agents {
+            return Err(format!("agent {agent} is not in the header ({} agents)", self.agents));
+        }
+        // Arrival times never go back, whatever the file says.
+        self.last_ms = self.last_ms.max(entry.ms);
+        Ok(Some(Entry {
+            ms: self.last_ms,
+            event: entry.rec,
+        }))
+    }
+}
+
+impl<R: BufRead> Iterator for Reader<R> {
+    type Item = Result<Entry, (usize, String)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.failed {
+            let read = match self.next_line() {
+                Ok(false) => return None,
+                Ok(true) => self.entry(),
+                Err(what) => Err(what),
+            };
+            match read {
+                Ok(None) => {}
+                Ok(Some(entry)) => return Some(Ok(entry)),
+                Err(what) => {
+                    self.failed = true;
+                    return Some(Err((self.line, what)));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A recording checked whole once (every line, its length), then read again from the file each
+/// time its events are needed (`entries`): a replay holds one line at a time, never the file.
+#[derive(Debug)]
 pub struct Recording {
     pub header: Header,
-    pub entries: Vec<Entry>,
+    path: PathBuf,
+    duration_ms: u64,
     /// The file ended inside a line (the recorder was killed): the rest was left out.
     pub cut_short: bool,
 }
@@ -233,74 +347,70 @@ pub enum ReadError {
     Bad { path: PathBuf, line: usize, what: String },
 }
 
-impl Recording {
-    pub fn read(path: &Path) -> Result<Recording, ReadError> {
-        let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Recording::parse(&bytes).map_err(|(line, what)| ReadError::Bad {
-            path: path.to_path_buf(),
+/// The events of a recording file, read as they are taken.
+pub struct Entries {
+    reader: Reader<BufReader<File>>,
+    path: PathBuf,
+}
+
+impl Iterator for Entries {
+    type Item = Result<Entry, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let read = self.reader.next()?;
+        Some(read.map_err(|(line, what)| ReadError::Bad {
+            path: self.path.clone(),
             line,
             what,
-        })
+        }))
     }
+}
 
-    /// Reads the lines; an error names the line (from 1) and what is wrong with it.
-    pub fn parse(bytes: &[u8]) -> Result<Recording, (usize, String)> {
-        let mut lines = bytes.split_inclusive(|b| *b == b'\n');
-        let first = lines.next().filter(|l| l.ends_with(b"\n"));
-        let header = parse_header(first.ok_or((1, "not an a2a-watch recording: no header line".to_string()))?)
-            .map_err(|what| (1, what))?;
-        let mut entries = Vec::new();
-        let mut cut_short = false;
-        let mut last_ms = 0;
-        for (i, line) in lines.enumerate() {
-            let number = i + 2;
-            if !line.ends_with(b"\n") {
-                cut_short = true;
-                break;
-            }
-            if line.trim_ascii().is_empty() {
-                continue;
-            }
-            let entry: EntryLine =
-                serde_json::from_slice(line).map_err(|e| (number, format!("not a recorded event: {e}")))?;
-            let agent = agent_of(&entry.rec);
-            if agent >= header.agents.len() {
-                return Err((
-                    number,
-                    format!("agent {agent} is not in the header ({} agents)", header.agents.len()),
-                ));
-            }
-            // Arrival times never go back, whatever the file says.
-            last_ms = last_ms.max(entry.ms);
-            entries.push(Entry {
-                ms: last_ms,
-                event: entry.rec,
-            });
+impl Recording {
+    /// Reads the file through once: an error names the line; a cut last line is left out.
+    pub fn read(path: &Path) -> Result<Recording, ReadError> {
+        let (header, mut entries) = Recording::open(path)?;
+        let mut duration_ms = 0;
+        for entry in &mut entries {
+            duration_ms = entry?.ms;
         }
         Ok(Recording {
             header,
-            entries,
-            cut_short,
+            path: path.to_path_buf(),
+            duration_ms,
+            cut_short: entries.reader.cut_short,
         })
+    }
+
+    fn open(path: &Path) -> Result<(Header, Entries), ReadError> {
+        let file = File::open(path).map_err(|source| ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (header, reader) =
+            Reader::new(BufReader::new(file), LINE_LIMIT).map_err(|(line, what)| ReadError::Bad {
+                path: path.to_path_buf(),
+                line,
+                what,
+            })?;
+        let path = path.to_path_buf();
+        Ok((header, Entries { reader, path }))
+    }
+
+    /// The events from the start, read from the file again.
+    pub fn entries(&self) -> Result<Entries, ReadError> {
+        Recording::open(&self.path).map(|(_, entries)| entries)
     }
 
     /// The recording's length: the arrival of its last event.
     pub fn duration_ms(&self) -> u64 {
-        self.entries.last().map_or(0, |e| e.ms)
+        self.duration_ms
     }
 
     /// The wall-clock time `ms` into the recording.
     pub fn time_at(&self, ms: u64) -> Timestamp {
         let offset = jiff::SignedDuration::from_millis(i64::try_from(ms).unwrap_or(i64::MAX));
         self.header.started.checked_add(offset).unwrap_or(self.header.started)
-    }
-
-    /// How many entries arrived by `ms`.
-    pub fn count_by(&self, ms: u64) -> usize {
-        self.entries.partition_point(|e| e.ms <= ms)
     }
 }
 
@@ -379,6 +489,17 @@ mod tests {
         bytes
     }
 
+    /// The header, the events and whether the last line was cut, as a replay reads them.
+    fn parse(bytes: &[u8]) -> Result<(Header, Vec<Entry>, bool), (usize, String)> {
+        parse_with(bytes, LINE_LIMIT)
+    }
+
+    fn parse_with(bytes: &[u8], limit: usize) -> Result<(Header, Vec<Entry>, bool), (usize, String)> {
+        let (header, mut reader) = Reader::new(bytes, limit)?;
+        let entries = (&mut reader).collect::<Result<Vec<_>, _>>()?;
+        Ok((header, entries, reader.cut_short))
+    }
+
     #[test]
     fn lines_are_the_json_lines_plus_the_event_and_read_back() {
         let seen = Timestamp::UNIX_EPOCH;
@@ -419,11 +540,11 @@ mod tests {
         assert_eq!(lines[3]["text"], hostile);
         assert!(lines[3]["rec"]["update"]["event"]["task"].is_object());
 
-        let back = Recording::parse(&bytes).unwrap();
-        assert!(!back.cut_short);
-        assert_eq!(back.entries.len(), 3);
-        let mut store = back.header.store();
-        for e in back.entries {
+        let (header, entries, cut_short) = parse(&bytes).unwrap();
+        assert!(!cut_short);
+        assert_eq!(entries.len(), 3);
+        let mut store = header.store();
+        for e in entries {
             store.apply(e.event);
         }
         let t = store.tasks().next().unwrap();
@@ -439,24 +560,43 @@ mod tests {
         }]);
         let mut cut = bytes.clone();
         cut.extend_from_slice(b"{\"ms\":5,\"rec\":{\"hea");
-        let back = Recording::parse(&cut).unwrap();
-        assert!(back.cut_short);
-        assert_eq!(back.entries.len(), 1);
+        let (_, entries, cut_short) = parse(&cut).unwrap();
+        assert!(cut_short);
+        assert_eq!(entries.len(), 1);
 
         let mut bad = bytes.clone();
         bad.extend_from_slice(b"{\"ms\":5}\n");
-        assert_eq!(Recording::parse(&bad).unwrap_err().0, 3);
+        assert_eq!(parse(&bad).unwrap_err().0, 3);
+
+        // A line over the limit is refused by number, read no further than the limit.
+        let limit = bytes.len();
+        let mut long = bytes.clone();
+        long.extend_from_slice(b"\n");
+        long.extend(std::iter::repeat_n(b' ', limit + 1));
+        long.extend_from_slice(b"\n");
+        let (line, what) = parse_with(&long, limit).unwrap_err();
+        assert_eq!(line, 4);
+        assert!(what.contains(&format!("longer than {limit} bytes")), "{what}");
+        assert!(
+            parse_with(&long, 64).is_err_and(|(line, _)| line == 1),
+            "the header too"
+        );
+        assert_eq!(
+            parse_with(&long, limit + 1).unwrap().1.len(),
+            1,
+            "blank lines are skipped"
+        );
 
         let mut other_agent = bytes.clone();
         other_agent.extend_from_slice(b"{\"ms\":5,\"rec\":{\"push_refused\":{\"agent\":7}}}\n");
-        let (line, what) = Recording::parse(&other_agent).unwrap_err();
+        let (line, what) = parse(&other_agent).unwrap_err();
         assert_eq!(line, 3);
         assert!(what.contains("agent 7"), "{what}");
 
         let newer = String::from_utf8(bytes)
             .unwrap()
             .replacen("\"format\":1", "\"format\":99", 1);
-        let (line, what) = Recording::parse(newer.as_bytes()).unwrap_err();
+        let (line, what) = parse(newer.as_bytes()).unwrap_err();
         assert_eq!(line, 1);
         assert!(what.contains("format 99") && what.contains("newer"), "{what}");
 
@@ -466,7 +606,7 @@ mod tests {
             b"{\"task\":\"t\"}\n",
             b"{\"recording\":\"a2a",
         ] {
-            let (line, what) = Recording::parse(garbage).unwrap_err();
+            let (line, what) = parse(garbage).unwrap_err();
             assert_eq!(line, 1);
             assert!(what.contains("not an a2a-watch recording"), "{what}");
         }

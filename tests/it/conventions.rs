@@ -15,19 +15,19 @@ use crate::cli::{lines, run, stderr};
 use crate::demo_client::start_demo;
 use crate::security::{Agent, Seen, bearer, card};
 
-fn b64(bytes: &[u8]) -> String {
+pub(crate) fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// A fresh directory of this test's own under the system's temp dir.
-fn scratch(test: &str) -> PathBuf {
+pub(crate) fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("a2a-watch-{test}-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// Every file and link under `dir`, relative to it, sorted.
-fn tree(dir: &Path) -> Vec<String> {
+pub(crate) fn tree(dir: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -44,11 +44,11 @@ fn tree(dir: &Path) -> Vec<String> {
 }
 
 /// The JSON-RPC result `value` for the request `seen`.
-fn rpc_result(seen: &Seen, value: Value) -> Response {
+pub(crate) fn rpc_result(seen: &Seen, value: Value) -> Response {
     Json(json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": value})).into_response()
 }
 
-fn method(seen: &Seen) -> &str {
+pub(crate) fn method(seen: &Seen) -> &str {
     seen.body["method"].as_str().unwrap_or_default()
 }
 

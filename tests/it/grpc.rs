@@ -38,12 +38,123 @@ async fn both_sdks_want_the_bearer_token_over_grpc() {
     let python = Peer::start(Sdk::Python13, &["--grpc", "--prefer", "grpc", "--token", "s3cret-py"]);
     let js = Peer::start(Sdk::Js13, &["--grpc", "--prefer", "grpc", "--token", "s3cret-js"]);
     let env_var = "A2A_TOKEN_TEST_RUNNER";
+    // The cards come over plain http and name gRPC on another port: saved to a file, they are
+    // the user's choice, and the credential follows them (README, "Security").
+    let (python_card, js_card) = (card_file(&python.url).await, card_file(&js.url).await);
+    let (python_card, js_card) = (python_card.to_str().unwrap(), js_card.to_str().unwrap());
     tokio::join!(
-        bearer_is_required(&python.url, Binding::Grpc, "s3cret-py", env_var),
-        bearer_is_required(&js.url, Binding::Grpc, "s3cret-js", env_var),
-        binary_sends_and_follows(&python.url, Binding::Grpc, Some("s3cret-py")),
-        binary_sends_and_follows(&js.url, Binding::Grpc, Some("s3cret-js")),
+        bearer_is_required(python_card, Binding::Grpc, "s3cret-py", env_var),
+        bearer_is_required(js_card, Binding::Grpc, "s3cret-js", env_var),
+        binary_sends_and_follows(python_card, Binding::Grpc, Some("s3cret-py")),
+        binary_sends_and_follows(js_card, Binding::Grpc, Some("s3cret-js")),
     );
+}
+
+/// The card of the agent at `url`, saved to a file of its own.
+async fn card_file(url: &str) -> std::path::PathBuf {
+    let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let file = std::env::temp_dir().join(format!("a2a-watch-grpc-card-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&file, card).unwrap();
+    file
+}
+
+/// A card fetched over plain http names a gRPC interface on another port of its host. Loopback
+/// or not, nothing vouches for that port (any local user can bind a free one), so the credential
+/// is withheld, and the binary's error and the dashboard's row say why; the same card saved to a
+/// file, which the user chose, gets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_does_not_follow_grpc_to_another_port_from_a_card_over_plain_http() {
+    let peer = Peer::start(Sdk::Python13, &["--grpc", "--prefer", "grpc", "--token", "s3cret-port"]);
+    let env = [("A2A_TOKEN_RUNNER", "s3cret-port")];
+    let withheld = "credential withheld: gRPC interface on another port";
+    let out = crate::cli::run(&["--name", "runner", "send", &peer.url, "run tests"], &env).await;
+    let err = crate::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(withheld) && !err.contains("s3cret"), "{err}");
+
+    let mut spec = a2a_watch::watch::AgentSpec::new(peer.url.clone());
+    spec.name = Some("runner".into());
+    spec.client.token = Some(a2a_watch::a2a::auth::Secret::new("s3cret-port"));
+    let mut dashboard = crate::security::Watched::start(vec![spec]);
+    dashboard
+        .until("the refusal on the row", |s| {
+            s.agents[0].health.detail().is_some_and(|d| d.contains(withheld))
+        })
+        .await;
+    dashboard.engine.shutdown().await;
+
+    let card = card_file(&peer.url).await;
+    let out = crate::cli::run(
+        &[
+            "--name",
+            "runner",
+            "send",
+            card.to_str().unwrap(),
+            "run tests",
+            "--follow",
+        ],
+        &env,
+    )
+    .await;
+    assert!(out.status.success(), "{}", crate::cli::stderr(&out));
+    assert_eq!(crate::cli::lines(&out).last().unwrap()["state"], "COMPLETED");
+    let _ = std::fs::remove_file(&card);
+}
+
+/// A server that serves its card (HTTP/1.1) and gRPC (HTTP/2) on the one port the user names,
+/// as some SDKs do: the credential goes to that port. Every gRPC call is answered NOT_FOUND, after
+/// its `authorization` metadata is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_follows_grpc_on_the_port_the_user_named() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let card = serde_json::json!({
+        "name": "one-port", "description": "", "version": "1",
+        "supportedInterfaces": [{"url": format!("127.0.0.1:{port}"), "protocolBinding": "GRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}, "defaultInputModes": [], "defaultOutputModes": [], "skills": [],
+        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+        "securityRequirements": [{"schemes": {"bearer": {"list": []}}}]
+    });
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let kept = seen.clone();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        )
+        .fallback(move |headers: axum::http::HeaderMap| async move {
+            let auth = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none");
+            kept.lock().unwrap().push(auth.to_string());
+            [
+                ("content-type", "application/grpc"),
+                ("grpc-status", "5"),
+                ("grpc-message", "no such task"),
+            ]
+        });
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .accept_http1(true)
+            .serve_with_incoming(app, incoming),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let out = crate::cli::run(
+        &["--name", "runner", "get", &url, "t-1"],
+        &[("A2A_TOKEN_RUNNER", "s3cret-one")],
+    )
+    .await;
+    let err = crate::cli::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("withheld"), "{err}");
+    assert_eq!(*seen.lock().unwrap(), ["Bearer s3cret-one"], "{err}");
 }
 
 /// A card whose only interface is gRPC, written `http://host:port` (older cards) rather than
@@ -99,8 +210,9 @@ async fn grpc_over_tls_with_the_systems_roots() {
         Sdk::Python13,
         &["--grpc", "--grpc-only", "--grpc-tls", dir_arg, "--token", "s3cret-tls"],
     );
-    // The card's host is the gRPC interface's, so the token may go there (over TLS).
-    let card_url = peer.url.replace("127.0.0.1", "localhost");
+    // The card comes over plain http and names gRPC on another port: the user vouches for it by
+    // saving it to a file, and the token goes there (over TLS).
+    let card_url = card_file(&peer.url).await.to_str().unwrap().to_string();
     let cert = dir.join("cert.pem");
     let trusted = [
         ("SSL_CERT_FILE", cert.to_str().unwrap()),

@@ -24,6 +24,7 @@ mod sdk_python;
 mod secrets;
 mod security;
 mod security_more;
+mod smaller;
 mod steer;
 mod tap;
 mod tui;

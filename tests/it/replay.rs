@@ -173,13 +173,12 @@ async fn replays_show_the_same_screen_at_the_same_recording_time() {
     let middle = recording.duration_ms() / 2;
     let at = format!("{middle}ms");
     // `]` goes to the next change; `[` back to before it, where the change before it left things.
-    let next = recording
-        .entries
+    let arrivals: Vec<u64> = recording.entries().unwrap().map(|e| e.unwrap().ms).collect();
+    let next = *arrivals
         .iter()
-        .find(|e| e.ms > middle)
-        .expect("a change after the middle")
-        .ms;
-    let before = recording.entries.iter().rev().find(|e| e.ms < next).map_or(0, |e| e.ms);
+        .find(|&&ms| ms > middle)
+        .expect("a change after the middle");
+    let before = arrivals.iter().rev().find(|&&ms| ms < next).map_or(0, |&ms| ms);
     for (width, height) in [(80, 24), (160, 45)] {
         let (first, screen) = replayed_screen(&file, &at, width, height);
         let (_second, again) = replayed_screen(&file, &at, width, height);
