@@ -9,6 +9,7 @@ pub mod error;
 pub mod grpc;
 pub mod interactions;
 mod lenient;
+pub mod signature;
 pub mod sse;
 pub mod state;
 pub mod types;
