@@ -18,6 +18,7 @@ use super::card::{AgentCard, Binding, ProtocolVersion};
 use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
 use super::grpc;
+use super::signature::{CardSignature, CardTrust};
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
     GetTaskRequest, ListTasksRequest, ListTasksResponse, PushConfig, PushConfigId, SendMessageRequest, StreamResponse,
@@ -104,6 +105,8 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// The largest SSE event accepted.
     pub frame_limit: usize,
+    /// How the card's signatures are checked, and whether a credential needs them to verify.
+    pub card_trust: CardTrust,
 }
 
 impl Default for ClientOptions {
@@ -120,6 +123,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             frame_limit: DEFAULT_FRAME_LIMIT,
+            card_trust: CardTrust::default(),
         }
     }
 }
@@ -137,6 +141,8 @@ pub struct Client {
     http: reqwest::Client,
     pub card: AgentCard,
     pub card_source: String,
+    /// What the card's signatures say; `None` for an unsigned card.
+    pub card_signature: Option<CardSignature>,
     pub endpoint: Endpoint,
     /// What to call the agent: the user's name for it, the card's otherwise.
     pub name: String,
@@ -235,6 +241,16 @@ fn trusted_destination(card: &Url, endpoint: &Endpoint) -> bool {
             && (card.scheme() == endpoint.url.scheme() || endpoint.url.scheme() == "https"))
 }
 
+/// Why a credential must not go to an agent whose card does not verify (require_signed_card).
+fn unverified(signature: Option<&CardSignature>) -> Option<String> {
+    let why = match signature {
+        Some(CardSignature::Verified { .. }) => return None,
+        Some(CardSignature::Failed { why }) => format!("its card's signature does not verify ({why})"),
+        None => "its card is not signed".to_string(),
+    };
+    Some(format!("{why}; require_signed_card withholds every credential"))
+}
+
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
 /// handing the 3xx back so `redirected` can say where it pointed.
 fn same_origin_redirects() -> reqwest::redirect::Policy {
@@ -303,12 +319,20 @@ impl Client {
         {
             return Err(Error::Withheld { agent: label, reason });
         }
-        let found = discovery::discover(&http, target, early_token.as_ref(), user_name).await?;
+        // With require_signed_card, not even the card request carries the token: whether the card
+        // verifies is known only once it is read.
+        let card_token = early_token.as_ref().filter(|_| !opts.card_trust.required);
+        let found = discovery::discover(&http, target, card_token, user_name, &opts.card_trust).await?;
         Self::from_discovered(http, found, opts)
     }
 
     pub fn from_discovered(http: reqwest::Client, found: Discovered, opts: ClientOptions) -> Result<Client> {
-        let Discovered { card, source, base } = found;
+        let Discovered {
+            card,
+            source,
+            base,
+            signature,
+        } = found;
         let user_name = user_name(&opts).map(str::to_string);
         let name = user_name.clone().unwrap_or_else(|| card.name.clone());
         let endpoint = choose_endpoint(&card, base.as_ref(), opts.binding)?;
@@ -335,7 +359,14 @@ impl Client {
                 auth::shown_url(&endpoint.url)
             )
         });
-        let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
+        let unsigned = opts
+            .card_trust
+            .required
+            .then(|| unverified(signature.as_ref()))
+            .flatten();
+        let unsafe_destination = unsigned
+            .or(other_origin)
+            .or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
         let transport = match endpoint.binding {
             Binding::JsonRpc => Transport::Http(Json::Rpc),
             Binding::Rest => Transport::Http(Json::Rest),
@@ -346,6 +377,7 @@ impl Client {
             auth: auth::card_auth(&card),
             card,
             card_source: source,
+            card_signature: signature,
             endpoint,
             name,
             user_name,

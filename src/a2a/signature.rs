@@ -120,6 +120,14 @@ pub fn keys_from_json(v: &Value) -> Vec<Jwk> {
 }
 
 impl CardTrust {
+    pub fn new(pinned: Option<Arc<[Jwk]>>, required: bool) -> CardTrust {
+        CardTrust {
+            pinned,
+            required,
+            fetched: Arc::default(),
+        }
+    }
+
     /// Checks a card's signatures; `None` when it has none. The card is the JSON as served:
     /// the signature covers its content, not what we decoded of it.
     pub async fn check(&self, http: &reqwest::Client, card: &Value) -> Option<CardSignature> {

@@ -35,6 +35,9 @@ struct HealthLine<'a> {
     /// Push deliveries refused for a missing or wrong token.
     #[serde(skip_serializing_if = "is_zero")]
     push_refused: u64,
+    /// `✓ kid` or `✗ why` for a signed card (A2A 1.0 §8.4); absent for an unsigned one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    card_signature: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -187,6 +190,11 @@ impl JsonLines {
                     url: &a.url,
                     listing_cut: a.listing_cut,
                     push_refused: a.push_refused,
+                    card_signature: a
+                        .info
+                        .as_ref()
+                        .and_then(|i| i.card_signature.as_ref())
+                        .map(|s| s.mark()),
                 };
                 ndjson::push_line(out, &line);
             }

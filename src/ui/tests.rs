@@ -60,6 +60,7 @@ pub(super) fn store() -> Store {
                 binding,
                 streaming: true,
                 lists_tasks: true,
+                card_signature: None,
             },
         });
         s.apply(Event::Health {

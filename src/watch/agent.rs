@@ -287,6 +287,7 @@ impl AgentWatcher {
             binding: client.endpoint.binding,
             streaming: client.streams(),
             lists_tasks,
+            card_signature: client.card_signature.clone(),
         };
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;
