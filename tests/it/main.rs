@@ -22,6 +22,7 @@ mod sdk_js;
 mod sdk_python;
 mod security;
 mod security_more;
+mod signed_cards;
 mod steer;
 mod tap;
 mod tui;
