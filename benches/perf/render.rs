@@ -86,6 +86,7 @@ pub fn store(n: usize, waiting: bool) -> Store {
                 binding: Binding::JsonRpc,
                 streaming: true,
                 lists_tasks: true,
+                card_signature: None,
             },
         });
         store.apply(Event::Health {
