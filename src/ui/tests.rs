@@ -397,3 +397,6 @@ mod tree;
 
 /// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
 mod audience;
+
+/// A signed card's verdict on its agent's row (A2A 1.0 §8.4).
+mod signed;

@@ -84,9 +84,11 @@ fn trips() -> Value {
     card("trips", bearer())
 }
 
+/// The card with one word changed after signing; nothing else about it is wrong, so only the
+/// signature can tell.
 fn tampered(card: &Value) -> Value {
     let mut card = card.clone();
-    card["supportedInterfaces"][0]["url"] = json!("http://127.0.0.1:9/a2a");
+    card["description"] = json!("e");
     card
 }
 
