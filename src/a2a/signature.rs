@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::Jwk;
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -108,14 +108,16 @@ struct Entry {
     signature: String,
 }
 
-/// Keys from a JWK or a JWK Set (RFC 7517 §5); keys of a type we cannot read are skipped.
+/// Public keys from a JWK or a JWK Set (RFC 7517 §5); keys of a type we cannot read, and
+/// shared secrets (`oct`), are skipped.
 pub fn keys_from_json(v: &Value) -> Vec<Jwk> {
     let keys = match v.get("keys").and_then(Value::as_array) {
         Some(set) => set.clone(),
         None => vec![v.clone()],
     };
     keys.into_iter()
-        .filter_map(|k| serde_json::from_value(k).ok())
+        .filter_map(|k| serde_json::from_value::<Jwk>(k).ok())
+        .filter(|k| !matches!(k.algorithm, AlgorithmParameters::OctetKey(_)))
         .collect()
 }
 

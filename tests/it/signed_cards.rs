@@ -302,3 +302,24 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `card_keys` reads files beside the config and inline tables; the top-level
+/// `require_signed_card` holds for every agent that does not say otherwise.
+#[test]
+fn card_keys_and_require_signed_card_come_from_the_config() {
+    let path = Path::new("tests/configs/valid/signed_cards.toml");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let config = Config::parse(&text, &Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let trips = config.agent[0].spec().client.card_trust;
+    let kids: Vec<_> = trips
+        .pinned
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|k| k.common.key_id.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(kids, ["trips-ec", "trips-ed"]);
+    assert!(trips.required);
+    let local = config.agent[1].spec().client.card_trust;
+    assert!(local.pinned.is_none() && !local.required);
+}
