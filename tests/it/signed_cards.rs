@@ -169,6 +169,32 @@ async fn a_jku_over_plain_http_off_loopback_is_not_fetched() {
     );
 }
 
+/// A `jku` that redirects to another origin is not followed, and a key set over 64 KiB is not read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jku_is_not_followed_off_its_origin_nor_read_past_its_bound() {
+    let elsewhere = Agent::start(Value::Null, |_| None).await;
+    let moved_to = format!("{}/keys.json", elsewhere.url);
+    let card = Arc::new(std::sync::Mutex::new(Value::Null));
+    let state = card.clone();
+    let agent = Agent::start(Value::Null, move |seen| match seen.path.as_str() {
+        "/moved.json" => Some((axum::http::StatusCode::FOUND, [("location", moved_to.clone())]).into_response()),
+        "/big.json" => Some(axum::Json(json!({"keys": [], "pad": "x".repeat(70 * 1024)})).into_response()),
+        _ if seen.is_card() => Some(axum::Json(state.lock().unwrap().clone()).into_response()),
+        _ => None,
+    })
+    .await;
+    for (path, why) in [("moved.json", "was redirected to"), ("big.json", "is over 65536 bytes")] {
+        let (signed, _) = sdk_signed(&trips(), "ES256", "k1", &format!("{}/{path}", agent.url));
+        *card.lock().unwrap() = signed;
+        let verdict = verdict(&agent.url, CardTrust::default()).await;
+        let Some(CardSignature::Failed { why: said }) = &verdict else {
+            panic!("{path}: {verdict:?}")
+        };
+        assert!(said.starts_with("jku: ") && said.contains(why), "{path}: {said}");
+    }
+    assert!(elsewhere.seen().is_empty(), "the redirect was not followed");
+}
+
 /// `card` says what the signature says, plain and `--json`; pinned keys come from the config.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn card_shows_signed_and_why_not() {
