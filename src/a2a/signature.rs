@@ -23,6 +23,9 @@ use super::client::{read_body, redirected};
 /// The largest JWK Set read from a `jku`; real ones hold a few keys.
 const JWKS_LIMIT: usize = 64 * 1024;
 const JWKS_TIMEOUT: Duration = Duration::from_secs(15);
+/// Signatures checked per card: key rotation needs two or three (§8.4.3); a card with hundreds
+/// must not make us fetch hundreds of key sets.
+const MAX_SIGNATURES: usize = 8;
 
 /// What a signed card's signatures say. An unsigned card has none (`Option::None`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,6 +199,7 @@ fn signature_entries(card: &Value) -> Option<Vec<Decoded>> {
     let list = card.get("signatures")?.as_array().filter(|l| !l.is_empty())?;
     Some(
         list.iter()
+            .take(MAX_SIGNATURES)
             .map(|raw| {
                 let entry: Entry =
                     serde_json::from_value(raw.clone()).map_err(|_| "a signature is not a JWS object".to_string())?;
@@ -657,6 +661,13 @@ mod tests {
             check(&c, pinned(&[&ec])).mark(),
             "✗ none of 2 signatures verifies (the first: its protected header is not base64url JSON)"
         );
+    }
+
+    #[test]
+    fn only_the_first_signatures_are_checked() {
+        let mut c = card();
+        c["signatures"] = Value::Array(vec![json!({"protected": "!!", "signature": "x"}); 500]);
+        assert_eq!(signature_entries(&c).unwrap().len(), MAX_SIGNATURES);
     }
 
     #[test]
