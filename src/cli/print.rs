@@ -21,7 +21,7 @@ pub fn card_summary(client: &Client) -> String {
             .key_origin()
             .map(|o| format!(" (key: {o})"))
             .unwrap_or_default();
-        let _ = writeln!(out, "{}{}", one_line(&signature.label()), one_line(&from));
+        let _ = writeln!(out, "{}", one_line(&format!("{}{from}", signature.label())));
     }
     let e = &client.endpoint;
     let _ = writeln!(

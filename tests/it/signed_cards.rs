@@ -81,7 +81,10 @@ async fn verdict(url: &str, trust: CardTrust) -> Option<CardSignature> {
 /// A card that asks for a bearer token; its requirement's empty scope list is `{}`, which the
 /// SDK's signer leaves out of what it signs (docs/protocol-notes.md, "Signed cards").
 fn trips() -> Value {
-    card("trips", bearer())
+    let mut trips = card("trips", bearer());
+    // Canonical JSON writes non-ASCII as UTF-8, unescaped (RFC 8785 §3.2.2.2).
+    trips["skills"] = json!([{"id": "plan", "name": "Plan a trip", "description": "Zürich → Kyoto, 🚆", "tags": []}]);
+    trips
 }
 
 /// The card with one word changed after signing; nothing else about it is wrong, so only the
@@ -155,6 +158,10 @@ async fn a_jku_key_set_is_fetched_without_the_token_and_once_per_run() {
     let fetches: Vec<_> = agent.seen().into_iter().filter(|s| s.path == "/keys.json").collect();
     assert_eq!(fetches.len(), 1, "cached for the run");
     nothing_holds(&fetches, "tok-s3cret");
+    let out = run(&["card", &agent.url], &[]).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let said = format!("signed ✓ k1 (key: the key set at {}/keys.json (jku))", agent.url);
+    assert!(text.lines().any(|l| l == said), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
