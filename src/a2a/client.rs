@@ -492,6 +492,9 @@ impl Client {
     /// CreateTaskPushNotificationConfig (spec section 3.1.7): the agent POSTs the task's events to
     /// the config's URL from now on. The reply echoes the token, so it is not kept.
     pub async fn create_push_config(&self, config: &PushConfig) -> Result<()> {
+        // The config's token is a credential: it goes only where a token may go (README
+        // "Security"; an unverified card under require_signed_card, too).
+        self.check_destination(true)?;
         let mut config = config.clone();
         config.tenant = config.tenant.or_else(|| self.endpoint.tenant.clone());
         self.unary::<serde_json::Value>(Call::CreatePushConfig(&config)).await?;

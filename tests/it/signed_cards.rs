@@ -356,3 +356,28 @@ fn card_keys_and_require_signed_card_come_from_the_config() {
     let local = config.agent[1].spec().client.card_trust;
     assert!(local.pinned.is_none() && !local.required);
 }
+
+/// The push receiver's token is a credential too: with `require_signed_card`, a card that does
+/// not verify gets no push config, and the refusal says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn require_signed_card_withholds_the_push_token() {
+    let (signed, jwk) = sdk_signed(&trips(), "ES256", "k", "");
+    let forged = Agent::start(tampered(&signed), |_| None).await;
+    let trust = CardTrust::new(Some(keys_from_json(&jwk).into()), true);
+    let opts = ClientOptions {
+        card_trust: trust,
+        ..ClientOptions::default()
+    };
+    // No token or header: the connection itself carries nothing to withhold.
+    let client = Client::connect(&forged.url, opts).await.expect("connects");
+    let config = a2a_watch::a2a::PushConfig {
+        task_id: "t-1".into(),
+        id: "watch".into(),
+        url: "http://127.0.0.1:7777/push/0".into(),
+        token: a2a_watch::a2a::auth::Secret::new("push-s3cret"),
+        tenant: None,
+    };
+    let refused = client.create_push_config(&config).await.expect_err("withheld");
+    assert!(refused.to_string().contains("require_signed_card"), "{refused}");
+    nothing_holds(&forged.seen(), "push-s3cret");
+}
