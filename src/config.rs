@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use jsonwebtoken::jwk::Jwk;
 use serde::Deserialize;
 
 use crate::a2a::Binding;
@@ -77,6 +79,10 @@ pub struct Config {
     /// Taps in a planner's path (`--tap`); each one's upstream is an agent row.
     #[serde(default)]
     pub tap: Vec<TapConfig>,
+    /// Every agent's card must verify before a credential goes to it (A2A 1.0 §8.4); an
+    /// agent's own `require_signed_card` overrides it.
+    #[serde(default)]
+    pub require_signed_card: bool,
 }
 
 /// One `[[agent]]` table; `AgentConfig::spec`, in `cli/specs.rs`, turns it into an agent to watch.
@@ -104,6 +110,23 @@ pub struct AgentConfig {
     /// Task ids to watch even if ListTasks does not show them.
     #[serde(default)]
     pub tasks: Vec<String>,
+    /// The keys this agent's card must be signed with: paths to a JWK Set or JWK file (relative
+    /// to the config file), or inline JWK tables. When given, the only keys trusted.
+    #[serde(default)]
+    pub card_keys: Vec<CardKey>,
+    /// Withhold every credential unless the card verifies (default: the top-level setting).
+    pub require_signed_card: Option<bool>,
+    /// `card_keys`, read.
+    #[serde(skip)]
+    pub pinned_keys: Option<Arc<[Jwk]>>,
+}
+
+/// One entry of `card_keys`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum CardKey {
+    File(PathBuf),
+    Inline(serde_json::Value),
 }
 
 /// One `[[tap]]` table: like `--tap [NAME=]LISTEN=UPSTREAM`. The agent row it makes takes its
@@ -180,6 +203,8 @@ pub enum AgentProblem {
     PollInterval,
     #[error("give one of token, token_env, token_command")]
     TokenSources,
+    #[error("card_keys: {0}")]
+    CardKeys(String),
 }
 
 /// Where the TOML error is, and what it says without the value it found (`invalid type: string
@@ -217,14 +242,18 @@ pub fn parse_binding(s: &str) -> Result<Binding, AgentProblem> {
 
 impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
+        let mut config: Config = toml::from_str(text).map_err(|e| toml_error(path, text, &e))?;
         if config.answer_timeout.is_some_and(|t| !(t > 0.0 && t < 1e9)) {
             return Err(ConfigError::AnswerTimeout {
                 path: path.to_path_buf(),
             });
         }
-        for (i, a) in config.agent.iter().enumerate() {
-            a.check().map_err(|problem| ConfigError::Agent {
+        let folder = path.parent().unwrap_or(Path::new("."));
+        let require_signed_card = config.require_signed_card;
+        for (i, a) in config.agent.iter_mut().enumerate() {
+            a.require_signed_card.get_or_insert(require_signed_card);
+            let checked = a.check().and_then(|()| a.read_card_keys(folder));
+            checked.map_err(|problem| ConfigError::Agent {
                 path: path.to_path_buf(),
                 number: i + 1,
                 url: crate::a2a::shown::ShownUrl::of_input(&a.url),
@@ -274,6 +303,37 @@ impl AgentConfig {
         if sources.iter().filter(|s| **s).count() > 1 {
             return Err(AgentProblem::TokenSources);
         }
+        Ok(())
+    }
+
+    /// Reads `card_keys` into `pinned_keys`; a file that holds no key we can use is an error,
+    /// not a silent "trust nothing".
+    fn read_card_keys(&mut self, folder: &Path) -> Result<(), AgentProblem> {
+        if self.card_keys.is_empty() {
+            return Ok(());
+        }
+        let mut keys = Vec::new();
+        for entry in &self.card_keys {
+            let (found, source) = match entry {
+                CardKey::File(file) => {
+                    let file = folder.join(file);
+                    let text =
+                        std::fs::read(&file).map_err(|e| AgentProblem::CardKeys(format!("{}: {e}", file.display())))?;
+                    let json: serde_json::Value = serde_json::from_slice(&text).map_err(|_| {
+                        AgentProblem::CardKeys(format!("{} is not a JWK or JWK Set (JSON)", file.display()))
+                    })?;
+                    (crate::a2a::signature::keys_from_json(&json), file.display().to_string())
+                }
+                CardKey::Inline(jwk) => (crate::a2a::signature::keys_from_json(jwk), "an inline key".into()),
+            };
+            if found.is_empty() {
+                return Err(AgentProblem::CardKeys(format!(
+                    "{source} holds no public key we can read"
+                )));
+            }
+            keys.extend(found);
+        }
+        self.pinned_keys = Some(keys.into());
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 pub use tokio::sync::mpsc::error::TryRecvError;
 
+use crate::a2a::signature::CardSignature;
 use crate::a2a::{Binding, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 
 /// Agents are numbered in the order they were configured; names are kept once, in the store.
@@ -72,6 +73,9 @@ pub struct AgentInfo {
     /// the receiver's token is a credential, and this destination may not get one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push_off: Option<String>,
+    /// What the card's signatures say (A2A 1.0 §8.4); `None` for an unsigned card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_signature: Option<CardSignature>,
 }
 
 /// How one task is being watched.

@@ -87,6 +87,7 @@ pub fn store(n: usize, waiting: bool) -> Store {
                 streaming: true,
                 lists_tasks: true,
                 push_off: None,
+                card_signature: None,
             },
         });
         store.apply(Event::Health {

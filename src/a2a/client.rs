@@ -19,6 +19,7 @@ use super::discovery::{self, Discovered};
 use super::error::{Error, Result};
 use super::grpc;
 use super::shown::ShownUrl;
+use super::signature::{CardSignature, CardTrust};
 use super::sse::{self, DEFAULT_FRAME_LIMIT};
 use super::types::{
     GetTaskRequest, ListTasksRequest, ListTasksResponse, PushConfig, PushConfigId, SendMessageRequest, StreamResponse,
@@ -105,6 +106,8 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// The largest SSE event accepted.
     pub frame_limit: usize,
+    /// How the card's signatures are checked, and whether a credential needs them to verify.
+    pub card_trust: CardTrust,
 }
 
 impl Default for ClientOptions {
@@ -121,6 +124,7 @@ impl Default for ClientOptions {
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             frame_limit: DEFAULT_FRAME_LIMIT,
+            card_trust: CardTrust::default(),
         }
     }
 }
@@ -138,6 +142,8 @@ pub struct Client {
     http: reqwest::Client,
     pub card: AgentCard,
     pub card_source: String,
+    /// What the card's signatures say; `None` for an unsigned card.
+    pub card_signature: Option<CardSignature>,
     pub endpoint: Endpoint,
     /// What to call the agent: the user's name for it, the card's otherwise.
     pub name: String,
@@ -260,6 +266,16 @@ fn untrusted_destination(card: &Url, endpoint: &Endpoint) -> Option<String> {
     })
 }
 
+/// Why a credential must not go to an agent whose card does not verify (require_signed_card).
+fn unverified(signature: Option<&CardSignature>) -> Option<String> {
+    let why = match signature {
+        Some(CardSignature::Verified { .. }) => return None,
+        Some(CardSignature::Failed { why }) => format!("its card's signature does not verify ({why})"),
+        None => "its card is not signed".to_string(),
+    };
+    Some(format!("{why}; require_signed_card withholds every credential"))
+}
+
 /// Follows a redirect within the first request's origin (scheme, host, port); stops at any other,
 /// handing the 3xx back so `redirected` can say where it pointed.
 fn same_origin_redirects() -> reqwest::redirect::Policy {
@@ -328,12 +344,20 @@ impl Client {
         {
             return Err(Error::Withheld { agent: label, reason });
         }
-        let found = discovery::discover(&http, target, early_token.as_ref(), user_name).await?;
+        // With require_signed_card, not even the card request carries the token: whether the card
+        // verifies is known only once it is read.
+        let card_token = early_token.as_ref().filter(|_| !opts.card_trust.required);
+        let found = discovery::discover(&http, target, card_token, user_name, &opts.card_trust).await?;
         Self::from_discovered(http, found, opts)
     }
 
     pub fn from_discovered(http: reqwest::Client, found: Discovered, opts: ClientOptions) -> Result<Client> {
-        let Discovered { card, source, base } = found;
+        let Discovered {
+            card,
+            source,
+            base,
+            signature,
+        } = found;
         let user_name = user_name(&opts).map(str::to_string);
         let name = user_name.clone().unwrap_or_else(|| card.name.clone());
         let endpoint = choose_endpoint(&card, base.as_ref(), opts.binding)?;
@@ -353,7 +377,14 @@ impl Client {
         // The card names where requests go; a credential goes only to the origin the user named
         // (a card file names its interfaces itself, as the user chose it).
         let other_origin = base.as_ref().and_then(|b| untrusted_destination(b, &endpoint));
-        let unsafe_destination = other_origin.or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
+        let unsigned = opts
+            .card_trust
+            .required
+            .then(|| unverified(signature.as_ref()))
+            .flatten();
+        let unsafe_destination = unsigned
+            .or(other_origin)
+            .or_else(|| insecure(&endpoint.url, opts.allow_insecure_http));
         let transport = match endpoint.binding {
             Binding::JsonRpc => Transport::Http(Json::Rpc),
             Binding::Rest => Transport::Http(Json::Rest),
@@ -364,6 +395,7 @@ impl Client {
             auth: auth::card_auth(&card),
             card,
             card_source: source,
+            card_signature: signature,
             endpoint,
             name,
             user_name,
@@ -478,7 +510,8 @@ impl Client {
     /// CreateTaskPushNotificationConfig (spec section 3.1.7): the agent POSTs the task's events to
     /// the config's URL from now on. The reply echoes the token, so it is not kept.
     pub async fn create_push_config(&self, config: &PushConfig) -> Result<()> {
-        // The config carries the receiver's token: a credential, under the same rule.
+        // The config's token is a credential: it goes only where a token may go (README
+        // "Security"; an unverified card under require_signed_card, too).
         self.check_destination(true)?;
         let mut config = config.clone();
         config.tenant = config.tenant.or_else(|| self.endpoint.tenant.clone());

@@ -10,6 +10,7 @@ use super::auth::{Placement, Token, env_var_for};
 use super::card::AgentCard;
 use super::error::{Error, Result, excerpt};
 use super::shown::ShownUrl;
+use super::signature::{CardSignature, CardTrust};
 
 pub const WELL_KNOWN: &str = ".well-known/agent-card.json";
 /// 0.2.x agents published the card here.
@@ -24,6 +25,8 @@ pub struct Discovered {
     pub source: String,
     /// Base for relative URLs; `None` for a local file.
     pub base: Option<Url>,
+    /// What the card's signatures say (A2A 1.0 §8.4); `None` for an unsigned card.
+    pub signature: Option<CardSignature>,
 }
 
 /// Parses what a user typed as a URL, adding `http://` to a bare `host:port`. A user name or
@@ -82,12 +85,13 @@ pub fn is_card_file(input: &str) -> bool {
 
 /// Fetches and decodes the card. A token meant for this agent goes on the card request too, as a
 /// bearer token; the shared one does not. Redirects to another origin are not followed.
-/// `user_name` is the name the user gave the agent, if any.
+/// `user_name` is the name the user gave the agent, if any. A signed card is checked with `trust`.
 pub async fn discover(
     http: &reqwest::Client,
     input: &str,
     token: Option<&Token>,
     user_name: Option<&str>,
+    trust: &CardTrust,
 ) -> Result<Discovered> {
     let path = Path::new(input);
     if is_card_file(input) {
@@ -95,9 +99,10 @@ pub async fn discover(
             path: input.to_string(),
             source,
         })?;
-        let card =
+        let card: AgentCard =
             serde_json::from_slice(&bytes).map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
         return Ok(Discovered {
+            signature: signature_of(http, &card, &bytes, trust).await,
             card,
             source: input.to_string(),
             base: None,
@@ -146,6 +151,7 @@ pub async fn discover(
             // A catch-all web server may answer any path with a page: keep looking.
             Ok(card) if !card.name.is_empty() || !card.interfaces().is_empty() => {
                 return Ok(Discovered {
+                    signature: signature_of(http, &card, &bytes, trust).await,
                     card,
                     source: shown,
                     base: Some(candidate.clone()),
@@ -160,6 +166,21 @@ pub async fn discover(
         tried: tried.join(", "),
         last,
     })
+}
+
+/// A signed card's verdict, from the bytes as served: the signature covers their content, not
+/// what we decode of it. Only a signed card is read twice.
+async fn signature_of(
+    http: &reqwest::Client,
+    card: &AgentCard,
+    bytes: &[u8],
+    trust: &CardTrust,
+) -> Option<CardSignature> {
+    if card.signatures.is_empty() {
+        return None;
+    }
+    let served: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    trust.check(http, &served).await
 }
 
 #[cfg(test)]

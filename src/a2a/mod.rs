@@ -10,6 +10,7 @@ pub mod grpc;
 pub mod interactions;
 mod lenient;
 pub mod shown;
+pub mod signature;
 pub mod sse;
 pub mod state;
 pub mod types;

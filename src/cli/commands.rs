@@ -28,8 +28,15 @@ pub async fn card(conn: &ConnArgs, url: &str, json: bool, extended: bool) -> Res
             "GetExtendedAgentCard of {}",
             crate::a2a::shown::ShownUrl::of(&client.endpoint.url)
         );
+        // The public card's verdict is not this card's; an extended card's signatures are not
+        // checked (it came over the connection the credential authenticates).
+        client.card_signature = None;
     }
-    show(json, &client.card, || print::card_summary(&client));
+    let mut shown = serde_json::to_value(&client.card).unwrap_or_default();
+    if let (Some(signature), Some(fields)) = (&client.card_signature, shown.as_object_mut()) {
+        fields.insert("card_signature".into(), signature.mark().into());
+    }
+    show(json, &shown, || print::card_summary(&client));
     Ok(())
 }
 

@@ -47,6 +47,9 @@ struct HealthLine<'a> {
     /// Why the agent is not asked to push.
     #[serde(skip_serializing_if = "Option::is_none")]
     push_off: Option<&'a str>,
+    /// `✓ kid` or `✗ why` for a signed card (A2A 1.0 §8.4); absent for an unsigned one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    card_signature: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -203,6 +206,11 @@ impl JsonLines {
                     push_busy: a.push_busy,
                     tap_signed_card: a.tap_signed_card,
                     push_off: a.info.as_ref().and_then(|i| i.push_off.as_deref()),
+                    card_signature: a
+                        .info
+                        .as_ref()
+                        .and_then(|i| i.card_signature.as_ref())
+                        .map(|s| s.mark()),
                 };
                 ndjson::push_line(out, &line);
             }

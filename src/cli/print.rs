@@ -17,6 +17,13 @@ pub fn card_summary(client: &Client) -> String {
         let _ = writeln!(out, "  {}", one_line(&card.description));
     }
     let _ = writeln!(out, "card       {}", one_line(&client.card_source));
+    if let Some(signature) = &client.card_signature {
+        let from = signature
+            .key_origin()
+            .map(|o| format!(" (key: {o})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "{}", one_line(&format!("{}{from}", signature.label())));
+    }
     let e = &client.endpoint;
     let _ = writeln!(
         out,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::Error;
 use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
+use crate::a2a::signature::CardTrust;
 use crate::a2a::{Binding, Client, ClientOptions};
 use crate::config::{AgentConfig, Config, parse_binding};
 use crate::push::{Push, PushError, PushSettings};
@@ -68,7 +69,8 @@ fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
 /// The agents of the config file and of `--agent`, with `--task` ids attached.
 pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
-    let options = conn.options()?;
+    let mut options = conn.options()?;
+    options.card_trust.required = config.require_signed_card;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
     let shared = specs.len() + args.agents.len() + args.taps.len() + config.tap.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
@@ -106,6 +108,7 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         attach_tap(&mut specs, tap, |name, url| {
             let mut spec = AgentSpec::new(url);
             spec.client.name.clone_from(&name);
+            spec.client.card_trust.required = config.require_signed_card;
             spec.name = name;
             spec
         })?;
@@ -207,6 +210,7 @@ impl AgentConfig {
             binding: self.binding.as_deref().and_then(|b| parse_binding(b).ok()),
             headers: self.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             allow_insecure_http: self.allow_insecure_http,
+            card_trust: CardTrust::new(self.pinned_keys.clone(), self.require_signed_card.unwrap_or(false)),
             ..ClientOptions::default()
         };
         (spec.credential, spec.client.token_from) = match (&self.token, &self.token_env, &self.token_command) {

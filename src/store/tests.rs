@@ -242,6 +242,7 @@ fn agent_events_update_health_and_info() {
         streaming: true,
         lists_tasks: true,
         push_off: None,
+        card_signature: None,
     };
     assert_eq!(s.apply(Event::Info { agent: 1, info }), Change::Agent(1));
     assert_eq!(s.agents[1].health.label(), "unauthorized");
@@ -264,6 +265,7 @@ fn the_card_names_agents_the_user_did_not_name() {
             streaming: true,
             lists_tasks: true,
             push_off: None,
+            card_signature: None,
         };
         s.apply(Event::Info { agent, info });
     }

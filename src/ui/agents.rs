@@ -68,6 +68,16 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 spans.push(Span::styled(detail, t.health(health)));
             }
             _ => {
+                // A2A 1.0 §8.4: what the card's signatures say, first, since it says whom the
+                // rest of the row is from.
+                if let Some(signature) = a.info.as_ref().and_then(|info| info.card_signature.as_ref()) {
+                    let style = if signature.verified() {
+                        t.dim()
+                    } else {
+                        Style::new().fg(t.broken)
+                    };
+                    spans.push(Span::styled(format!("{}; ", line(&signature.label(), 48)), style));
+                }
                 spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
                 if a.listing_cut {
                     spans.push(Span::styled("listing cut at the page limit; ", t.dim()));

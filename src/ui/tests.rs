@@ -61,6 +61,7 @@ pub(super) fn store() -> Store {
                 streaming: true,
                 lists_tasks: true,
                 push_off: None,
+                card_signature: None,
             },
         });
         s.apply(Event::Health {
@@ -400,3 +401,5 @@ mod audience;
 
 /// Secrets on the agents panel: why push is off, URLs without their query.
 mod secrets;
+/// A signed card's verdict on its agent's row (A2A 1.0 §8.4).
+mod signed;

@@ -317,6 +317,7 @@ impl AgentWatcher {
                 .offers_push(&client)
                 .and(client.credential_withheld())
                 .map(|why| format!("push notifications off: their token is a credential, and {why}")),
+            card_signature: client.card_signature.clone(),
         };
         if !self.send(Event::Info { agent: self.id, info }).await {
             return;

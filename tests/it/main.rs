@@ -25,6 +25,7 @@ mod secrets;
 mod security;
 mod security_more;
 mod smaller;
+mod signed_cards;
 mod steer;
 mod tap;
 mod tui;

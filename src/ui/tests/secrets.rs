@@ -16,6 +16,7 @@ fn an_agent_not_asked_to_push_says_why_on_its_row() {
             streaming: true,
             lists_tasks: true,
             push_off: Some(why.into()),
+            card_signature: None,
         },
     });
     let mut app = app(s);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create tests/interop/.venv-py13 with the official A2A Python SDK (1.x) with its gRPC extra
 # (grpcio, grpcio-tools for `python -m grpc_tools.protoc`, googleapis-common-protos for
-# google/api/*.proto) and uvicorn.
+# google/api/*.proto), its signing extra (PyJWT, for a2a.utils.signing: tests/it/signed_cards.rs
+# signs cards with it) and uvicorn.
 # Idempotent: does nothing if the venv already has the pinned versions and imports them all.
 # python03/setup.sh runs this same script for the 0.3 SDK, with SDK_VERSION, SDK_MODULE,
 # SDK_EXTRAS and VENV set.
@@ -10,10 +11,13 @@ set -euo pipefail
 SDK_VERSION="${SDK_VERSION:-1.3.0}"
 # A module only that SDK line has, to tell a complete install from a broken one.
 SDK_MODULE="${SDK_MODULE:-a2a.server.routes}"
-SDK_EXTRAS="${SDK_EXTRAS:-http-server,grpc}"
+SDK_EXTRAS="${SDK_EXTRAS:-http-server,grpc,signing}"
 IMPORTS="$SDK_MODULE, uvicorn, httpx"
 if [[ ",$SDK_EXTRAS," == *,grpc,* ]]; then
   IMPORTS="$IMPORTS, grpc, grpc_tools.protoc, google.api.annotations_pb2, a2a.types.a2a_pb2_grpc"
+fi
+if [[ ",$SDK_EXTRAS," == *,signing,* ]]; then
+  IMPORTS="$IMPORTS, a2a.utils.signing"
 fi
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${VENV:-${A2A_PY13_VENV:-$(cd "$HERE/.." && pwd)/.venv-py13}}"
