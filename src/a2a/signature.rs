@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::auth::is_loopback;
-use super::shown::ShownUrl;
 use super::client::{read_body, redirected};
+use super::shown::ShownUrl;
 
 /// The largest JWK Set read from a `jku`; real ones hold a few keys.
 const JWKS_LIMIT: usize = 64 * 1024;

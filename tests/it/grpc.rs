@@ -51,7 +51,7 @@ async fn both_sdks_want_the_bearer_token_over_grpc() {
 }
 
 /// The card of the agent at `url`, saved to a file of its own.
-async fn card_file(url: &str) -> std::path::PathBuf {
+pub(crate) async fn card_file(url: &str) -> std::path::PathBuf {
     let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
         .await
         .unwrap()

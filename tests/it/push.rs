@@ -162,7 +162,13 @@ async fn followed_by_webhooks(sdk: Sdk, binding: Binding) {
     };
     let (answered, context) = waiting_task(agent.url(), binding).await;
     let (left_waiting, _) = waiting_task(agent.url(), binding).await;
-    let (mut w, push) = watch_pushed(agent.url(), &[&answered, &left_waiting]).await;
+    // The receiver's token is a credential: over plain http it follows a card's gRPC interface to
+    // another port only from a card file the user chose (README "Security").
+    let watched = match binding {
+        Binding::Grpc => crate::grpc::card_file(agent.url()).await.to_string_lossy().into_owned(),
+        _ => agent.url().to_string(),
+    };
+    let (mut w, push) = watch_pushed(&watched, &[&answered, &left_waiting]).await;
     until(
         &mut w,
         "both tasks in the store",
