@@ -44,15 +44,25 @@ pub struct ScreenArgs {
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
-fn init_logging(path: Option<PathBuf>) {
+/// Logs go to a file of the user's alone (0600), appended to, never through a link already at the
+/// path (README "Security": the same rule as recordings): a link planted there is refused with
+/// the path named; any other failure leaves logging off, as a log is never worth stopping for.
+fn init_logging(path: Option<PathBuf>) -> Result<(), Error> {
     let Some(path) = path.or_else(crate::config::default_log_path) else {
-        return;
+        return Ok(());
     };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).open(&path) else {
-        return;
+    let file = match open_log(&path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(Error::Io {
+                what: format!("log file {}", path.display()),
+                source: e,
+            });
+        }
+        Err(_) => return Ok(()),
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("a2a_watch=info"));
@@ -61,6 +71,16 @@ fn init_logging(path: Option<PathBuf>) {
         .with_ansi(false)
         .with_env_filter(filter)
         .try_init();
+    Ok(())
+}
+
+/// The log file opened to append: created 0600, never through a link (`record::open_without_link`).
+fn open_log(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    crate::record::open_without_link(&mut options, path, "the log")
 }
 
 pub fn theme(screen: &ScreenArgs, config: &Config) -> Result<Theme, Error> {
@@ -111,7 +131,7 @@ pub async fn watch(
 ) -> Result<(), Error> {
     let theme = theme(screen, config)?;
     let keys = KeyMap::with_overrides(config.key_overrides())?;
-    init_logging(screen.log_file.clone().or(config.log_file.clone()));
+    init_logging(screen.log_file.clone().or(config.log_file.clone()))?;
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
     store.limits = Limits {
         timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),

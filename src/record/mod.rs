@@ -162,6 +162,28 @@ pub fn create_private(path: &Path) -> io::Result<File> {
     options.open(path)
 }
 
+/// Opens `path` with `options`, only as a regular file reached without a link: `O_NOFOLLOW` on
+/// the file opened, so nothing can be swapped in between a check and the open. A link or another
+/// kind of file is refused as `AlreadyExists`, saying that `what` is never written through it.
+pub fn open_without_link(options: &mut OpenOptions, path: &Path, what: &str) -> io::Result<File> {
+    let refused = |why: String| io::Error::new(io::ErrorKind::AlreadyExists, why);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(options, libc::O_NOFOLLOW);
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return refused(format!("a link is there; {what} is never written through one"));
+        }
+        e
+    })?;
+    if !file.metadata()?.is_file() {
+        return Err(refused(format!(
+            "it is not a regular file; {what} is not written there"
+        )));
+    }
+    Ok(file)
+}
+
 /// The longest first line read to tell a recording: a header names its agents, a few hundred
 /// bytes each.
 const HEADER_LIMIT: u64 = 1024 * 1024;
@@ -170,21 +192,8 @@ const HEADER_LIMIT: u64 = 1024 * 1024;
 /// (`O_NOFOLLOW`, on the file opened, so nothing can be swapped in between), whose first line is
 /// a recording header, and only with `force`. Truncated and made 0600 through the same handle.
 fn replace_recording(path: &Path, force: bool) -> io::Result<File> {
+    let mut file = open_without_link(OpenOptions::new().read(true).write(true), path, "a recording")?;
     let refused = |why: &str| io::Error::new(io::ErrorKind::AlreadyExists, why.to_string());
-    let mut options = OpenOptions::new();
-    options.read(true).write(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
-    let mut file = options.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return refused("a link is there; a recording is never written through one");
-        }
-        e
-    })?;
-    if !file.metadata()?.is_file() {
-        return Err(refused("it is not a regular file; not replaced"));
-    }
     let mut first = Vec::new();
     io::BufReader::new((&file).take(HEADER_LIMIT)).read_until(b'\n', &mut first)?;
     let is_recording = serde_json::from_slice::<serde_json::Value>(&first)

@@ -351,3 +351,44 @@ fn run_within_blocking(args: &[&str]) -> Output {
         .output()
         .expect("the binary runs")
 }
+
+/// The log file is the same kind of private file: created 0600, appended to, and never written
+/// through a link already at its path (the run stops, naming the path, and the link's target is
+/// untouched).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_file_is_private_and_never_written_through_a_link() {
+    let agent = finished_agent("logs").await;
+    let dir = scratch("logs");
+    let run = |log: PathBuf| {
+        let agent = agent.url.clone();
+        async move {
+            let log = log.to_str().unwrap().to_string();
+            let args = [
+                "--agent",
+                &agent,
+                "--json",
+                "--until",
+                "all-terminal",
+                "--log-file",
+                &log,
+            ];
+            run_within(&args, Duration::from_secs(30)).await.expect("the run ends")
+        }
+    };
+    let log = dir.join("a2a-watch.log");
+    let out = run(log.clone()).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(mode(&log), 0o600);
+
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let link = dir.join("link.log");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = run(link.clone()).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(stderr(&out).contains(link.to_str().unwrap()), "{}", stderr(&out));
+    assert!(stderr(&out).contains("link"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
