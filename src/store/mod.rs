@@ -2,8 +2,16 @@
 //! renders views of it, the headless mode prints what changed, tests drive it by hand.
 //!
 //! Applying is idempotent and order-tolerant: the same event twice changes nothing, and a
-//! snapshot older than what we hold does not roll a task back (streams, ListTasks and GetTask
-//! race each other, and the protocol has no sequence numbers).
+//! snapshot older than what we hold does not roll a task back (streams, ListTasks, GetTask and
+//! push deliveries race each other, and A2A 1.0 has no sequence numbers). What may not move a
+//! task, snapshots and events alike (`set_status`; README, "Security"):
+//! - a terminal state is final (spec section 3.1.1): nothing revives the task, and its artifacts
+//!   are frozen (a snapshot in that same terminal state may still fill them in);
+//! - a terminal state is never discarded as older than a live one;
+//! - statuses are ordered by the agent's timestamps, a stamp more than 5 minutes ahead of our
+//!   clock counting as the status's arrival (the status keeps the stamp it was sent with);
+//! - an unstamped status is placed by its arrival, which says nothing against a stamp: after a
+//!   stamped status it is taken only if it ends the task.
 
 mod ids;
 pub mod query;
@@ -11,7 +19,7 @@ pub mod query;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -43,6 +51,9 @@ pub struct TaskEntry {
     /// (`status_ids` says which; `status_as_sent` puts them back): two strings a task.
     pub status: TaskStatus,
     status_ids: RepeatedIds,
+    /// Where the held status stands among the task's statuses (`order_time`): its timestamp,
+    /// or its arrival when it had none or one too far ahead. `status` keeps the stamp as sent.
+    status_at: Timestamp,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
     pub metadata: Option<Metadata>,
@@ -636,6 +647,7 @@ impl Store {
                     timestamp: None,
                 },
                 status_ids: RepeatedIds::default(),
+                status_at: seen,
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -666,9 +678,12 @@ impl Store {
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
         // A good snapshot is the task recovered: the warning it had is stale.
         let mut changed = is_new || recovered(entry);
+        // A task's artifacts are final with its terminal state: only a snapshot of the task in
+        // that state (the agent's record of how it ended) may still say what they are.
+        let frozen = is_ended(entry) && task.status.state != entry.status.state;
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
         // history) do not erase what we hold.
-        if !task.artifacts.is_empty() {
+        if !task.artifacts.is_empty() && !frozen {
             let mut artifacts = task.artifacts;
             (entry.cut.artifacts, entry.cut.parts) = cap_artifacts(&mut artifacts, &limits);
             if artifacts != entry.artifacts {
@@ -755,8 +770,9 @@ impl Store {
                 }
                 let entry = self.entry(agent, &update.task_id, &update.context_id, seen);
                 let recovered = recovered(entry) | heard(entry);
-                // An artifact snapshot after its chunks changes nothing.
-                if !update.apply_to(&mut entry.artifacts) {
+                // An artifact snapshot after its chunks changes nothing; nor does a chunk after the
+                // task ended (a late or replayed delivery): its artifacts are final.
+                if is_ended(entry) || !update.apply_to(&mut entry.artifacts) {
                     return if recovered {
                         Change::Task(entry.key.clone())
                     } else {
@@ -830,6 +846,11 @@ fn compact(message: &mut Message) {
     message.parts.shrink_to_fit();
 }
 
+/// Whether the task is in a terminal state we have seen (not just created by a first event).
+fn is_ended(entry: &TaskEntry) -> bool {
+    !entry.timeline.is_empty() && entry.state().is_terminal()
+}
+
 /// A stream event ends a quiet spell. True if there was one.
 fn heard(entry: &mut TaskEntry) -> bool {
     entry.quiet_since.take().is_some()
@@ -846,12 +867,29 @@ enum StatusChange {
     Moved,
 }
 
-/// Takes a status unless it is older than the one held.
+/// How far ahead of our clock an agent's timestamp may be and still order its statuses: more
+/// is a wrong clock (or a status stamped in the year 2999 to freeze the task), and the status
+/// is ordered by its arrival instead (README, "Security").
+const MAX_CLOCK_AHEAD: SignedDuration = SignedDuration::from_mins(5);
+
+/// Where a status goes among a task's statuses: the agent's timestamp, unless it is more than
+/// `MAX_CLOCK_AHEAD` ahead of `seen`, its arrival; arrival when it has none.
+fn order_time(status: &TaskStatus, seen: Timestamp) -> Timestamp {
+    match status.timestamp {
+        Some(at) if at <= seen.saturating_add(MAX_CLOCK_AHEAD).unwrap_or(seen) => at,
+        _ => seen,
+    }
+}
+
+/// Takes a status unless it is older than the one held. The rules (module docs): a terminal
+/// state is final and never discarded as older; statuses the agent stamped are ordered by their
+/// stamps (clamped by `order_time`); one without a stamp is placed by its arrival, which cannot
+/// be compared with a stamp, so after a stamped status it is taken only if it ends the task.
 fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
     let (status, ids) = entry.without_repeated_ids(status);
     let current = &entry.status;
     let first = entry.timeline.is_empty();
-    let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
+    let at = order_time(&status, seen);
     // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task, nor turn
     // COMPLETED into FAILED; the same terminal state again may refresh its text.
     let revives = !first && current.state.is_terminal() && status.state != current.state;
@@ -859,13 +897,20 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         tracing::warn!(task = %entry.key.id, held = %current.state.short_name(), got = %status.state.short_name(),
             "a terminal task was reported in another terminal state; kept the first");
     }
-    // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
-    let stale_submit =
-        status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;
-    if !first && (older || revives || stale_submit || (status == *current && ids == entry.status_ids)) {
+    // A live task that the agent says ended has ended, whatever the stamps say (a replica's
+    // clock behind, a delivery retried late): only a repeat of the terminal state is ordered.
+    let ends = status.state.is_terminal() && !current.state.is_terminal();
+    // Stamps are compared with stamps and arrivals with arrivals; our clock and the agent's
+    // are not compared (a stamped status after an unstamped SUBMITTED is taken).
+    let comparable = status.timestamp.is_some() == current.timestamp.is_some();
+    let older = !ends && comparable && at < entry.status_at;
+    // An unstamped status (a push payload, a returnImmediately SUBMITTED) after a stamped one
+    // cannot be placed after it: it may end the task, no more.
+    let unplaced = status.timestamp.is_none() && current.timestamp.is_some() && !ends;
+    if !first && (older || revives || unplaced || (status == *current && ids == entry.status_ids)) {
         return StatusChange::Ignored;
     }
-    let at = status.timestamp.unwrap_or(seen);
+    entry.status_at = at;
     let text = status.text();
     let state_moved = first || status.state != current.state;
     if state_moved {
