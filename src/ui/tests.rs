@@ -396,3 +396,6 @@ mod tree;
 
 /// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
 mod audience;
+
+/// What a quiet stream shows, and what a task waiting on a person does not.
+mod quiet;
