@@ -11,6 +11,7 @@ mod discovery;
 mod engine;
 mod golden;
 mod grpc;
+mod ordering;
 mod output;
 mod peers;
 mod push;

@@ -24,7 +24,7 @@ const POLL: Duration = Duration::from_secs(120);
 const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Watches the agent, and the tasks named (0.3 agents have no ListTasks).
-async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
+pub(crate) async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
     let push = Arc::new(
         Push::bind(&PushSettings {
             listen: "127.0.0.1:0".parse().unwrap(),
