@@ -173,6 +173,7 @@ pub fn touch(app: &mut App, n: usize, k: usize) {
             context_id: t.context_id,
             status,
             metadata: None,
+            generation: 0,
         }),
         seen: base_time(),
     });

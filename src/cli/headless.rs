@@ -35,6 +35,9 @@ struct HealthLine<'a> {
     /// Push deliveries refused for a missing or wrong token.
     #[serde(skip_serializing_if = "is_zero")]
     push_refused: u64,
+    /// Gaps in a subscription's event generations (A2A 1.1, draft), each checked with GetTask.
+    #[serde(skip_serializing_if = "is_zero")]
+    missed_events: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -74,7 +77,7 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
         Event::Info { .. } => "info",
-        Event::Health { .. } | Event::PushRefused { .. } => "agent",
+        Event::Health { .. } | Event::PushRefused { .. } | Event::EventsMissed { .. } => "agent",
     }
 }
 
@@ -187,6 +190,7 @@ impl JsonLines {
                     url: &a.url,
                     listing_cut: a.listing_cut,
                     push_refused: a.push_refused,
+                    missed_events: a.missed_events,
                 };
                 ndjson::push_line(out, &line);
             }

@@ -273,6 +273,7 @@ fn agent_of(ev: &Event) -> AgentId {
         | Event::Tapped { agent, .. }
         | Event::ListingCut { agent, .. }
         | Event::PushRefused { agent }
+        | Event::EventsMissed { agent }
         | Event::TaskError { agent, .. }
         | Event::Action { agent, .. } => *agent,
     }

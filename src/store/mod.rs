@@ -113,6 +113,8 @@ impl TaskEntry {
             artifacts: self.artifacts.clone(),
             history: self.history.clone(),
             metadata: self.metadata.clone(),
+            // Kept by the watchers of streams, which look for gaps in it, not here.
+            generation: 0,
         }
     }
 
@@ -167,6 +169,8 @@ pub struct AgentEntry {
     pub listing_cut: bool,
     /// Push deliveries refused for a missing or wrong token.
     pub push_refused: u64,
+    /// Gaps seen in the `generation` of a subscription's events (A2A 1.1, draft).
+    pub missed_events: u64,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -328,6 +332,7 @@ impl Store {
                     info: None,
                     listing_cut: false,
                     push_refused: 0,
+                    missed_events: 0,
                 })
                 .collect(),
             ..Store::default()
@@ -564,13 +569,8 @@ impl Store {
                     _ => Change::Nothing,
                 }
             }
-            Event::PushRefused { agent } => match self.agents.get_mut(agent) {
-                Some(a) => {
-                    a.push_refused += 1;
-                    Change::Agent(agent)
-                }
-                None => Change::Nothing,
-            },
+            Event::PushRefused { agent } => self.count_on_agent(agent, |a| &mut a.push_refused),
+            Event::EventsMissed { agent } => self.count_on_agent(agent, |a| &mut a.missed_events),
             Event::ListingCut { agent, cut } => match self.agents.get_mut(agent) {
                 Some(a) if a.listing_cut != cut => {
                     a.listing_cut = cut;
@@ -625,6 +625,17 @@ impl Store {
                 self.actions.insert(action, (agent, outcome));
                 Change::Action(action)
             }
+        }
+    }
+
+    /// One more of something counted on the agent's row.
+    fn count_on_agent(&mut self, agent: AgentId, count: impl FnOnce(&mut AgentEntry) -> &mut u64) -> Change {
+        match self.agents.get_mut(agent) {
+            Some(a) => {
+                *count(a) += 1;
+                Change::Agent(agent)
+            }
+            None => Change::Nothing,
         }
     }
 
@@ -740,6 +751,7 @@ impl Store {
                 context_id,
                 status,
                 metadata,
+                ..
             }) => {
                 if task_id.is_empty() {
                     return Change::Nothing;

@@ -109,6 +109,24 @@ impl Quiet {
     }
 }
 
+/// The last `generation` a subscription carried (A2A 1.1, draft: `Task`, and each status and
+/// artifact event after the change it reports, 1 more each time), to see events it missed.
+/// Tolerated, never required: 0 ("not implemented"), a repeat or an older one is ignored.
+#[derive(Debug, Default)]
+struct Generation(u64);
+
+impl Generation {
+    /// Takes an event's generation: true if events were missed before it.
+    fn missed_before(&mut self, generation: u64) -> bool {
+        if generation <= self.0 {
+            return false;
+        }
+        let missed = self.0 > 0 && generation > self.0 + 1;
+        self.0 = generation;
+        missed
+    }
+}
+
 /// True if a stream event names a task other than `task` (an event without a task id names none).
 pub(crate) fn names_another_task(event: &StreamResponse, task: &str) -> bool {
     event.named_task().is_some_and(|id| id != task)
@@ -386,6 +404,7 @@ impl TaskWatch {
         let mut heard = Timestamp::now();
         let mut batch = Vec::new();
         let mut quiet = Quiet::new(self.quiet_after);
+        let mut generation = Generation::default();
         loop {
             let first = match tokio::time::timeout_at(quiet.deadline, stream.next()).await {
                 Ok(Some(item)) => item,
@@ -418,8 +437,14 @@ impl TaskWatch {
             // batch: one send to the store per read, not per event. Nothing waits for more.
             let mut item = Some(first);
             let mut ended = false;
+            let mut missed = false;
             while let Some(next) = item.take() {
                 let first_event = delivered == 0;
+                if let Ok(event) = &next
+                    && !names_another_task(event, &self.id)
+                {
+                    missed |= generation.missed_before(event.generation());
+                }
                 match self.take(next, heard, &mut batch, &mut delivered) {
                     Taken::More => {}
                     Taken::End => {
@@ -443,6 +468,13 @@ impl TaskWatch {
             }
             if self.events.send_all(std::mem::take(&mut batch)).await.is_err() {
                 return Subscription::Stop;
+            }
+            // Events were lost on the way: the task as the agent holds it fills them in.
+            if missed {
+                let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
+                if !counted || matches!(self.check().await.0, Next::Stop) {
+                    return Subscription::Stop;
+                }
             }
             if ended {
                 break;

@@ -204,3 +204,47 @@ async fn pushed_statuses_cannot_move_a_task_back_or_freeze_it() {
     );
     w.engine.shutdown().await;
 }
+
+/// A subscription whose events carry A2A 1.1's `generation`: 1, 2, 2 again and 0 (ignored: a
+/// repeat, "not implemented"), then 5. The gap is counted on the agent's row and fetched with
+/// one GetTask (its quiet check is half a minute away).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_in_event_generations_is_counted_and_fetched_once() {
+    let generation = |mut event: Value, generation: Value| {
+        let body = event.as_object_mut().unwrap().values_mut().next().unwrap();
+        body["generation"] = generation;
+        event
+    };
+    let status = |text: &str| {
+        json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx",
+        "status": task("t1", "TASK_STATE_WORKING", text)["status"]}})
+    };
+    let (url, fake) = fake(true, move |call| match call.method.as_str() {
+        "ListTasks" => listing(call, vec![]),
+        "GetTask" => {
+            let mut fetched = task("t1", "TASK_STATE_WORKING", "fetched");
+            fetched["generation"] = json!("5");
+            result(call, fetched)
+        }
+        "SubscribeToTask" => {
+            let events = [
+                generation(json!({"task": task("t1", "TASK_STATE_WORKING", "")}), json!(1)),
+                generation(status("two"), json!("2")),
+                generation(status("two again"), json!(2)),
+                generation(status("unnumbered"), json!(0)),
+                generation(status("five"), json!(5)),
+            ];
+            let frames = events.into_iter().map(|e| frame(call, e)).collect();
+            sse(frames, Duration::from_millis(20), true)
+        }
+        _ => not_found(call),
+    })
+    .await;
+    let mut w = watch(spec(&url, &["t1"]), opts());
+    w.until("the gap counted", |s| s.agents[0].missed_events == 1).await;
+    w.until("the task fetched", |_| fake.count("GetTask") == 1).await;
+    w.drain(Duration::from_millis(300)).await;
+    assert_eq!(w.store.agents[0].missed_events, 1);
+    assert_eq!(fake.count("GetTask"), 1, "one GetTask for one gap");
+    w.engine.shutdown().await;
+}
