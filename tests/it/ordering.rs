@@ -206,8 +206,8 @@ async fn pushed_statuses_cannot_move_a_task_back_or_freeze_it() {
 }
 
 /// A subscription whose events carry A2A 1.1's `generation`: 1, 2, 2 again and 0 (ignored: a
-/// repeat, "not implemented"), then 5. The gap is counted on the agent's row and fetched with
-/// one GetTask (its quiet check is half a minute away).
+/// repeat, "not implemented"), then 5. Through the binary: the gap is counted on the agent's
+/// `--json` line, and one GetTask (the quiet check is half a minute away) finds the task ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gap_in_event_generations_is_counted_and_fetched_once() {
     let generation = |mut event: Value, generation: Value| {
@@ -222,8 +222,8 @@ async fn a_gap_in_event_generations_is_counted_and_fetched_once() {
     let (url, fake) = fake(true, move |call| match call.method.as_str() {
         "ListTasks" => listing(call, vec![]),
         "GetTask" => {
-            let mut fetched = task("t1", "TASK_STATE_WORKING", "fetched");
-            fetched["generation"] = json!("5");
+            let mut fetched = task("t1", "TASK_STATE_COMPLETED", "fetched");
+            fetched["generation"] = json!("6");
             result(call, fetched)
         }
         "SubscribeToTask" => {
@@ -240,11 +240,10 @@ async fn a_gap_in_event_generations_is_counted_and_fetched_once() {
         _ => not_found(call),
     })
     .await;
-    let mut w = watch(spec(&url, &["t1"]), opts());
-    w.until("the gap counted", |s| s.agents[0].missed_events == 1).await;
-    w.until("the task fetched", |_| fake.count("GetTask") == 1).await;
-    w.drain(Duration::from_millis(300)).await;
-    assert_eq!(w.store.agents[0].missed_events, 1);
+    let config = format!("[[agent]]\nname = \"numbered\"\nurl = \"{url}\"\ntasks = [\"t1\"]\n");
+    let lines = json_until_all_terminal(&config, &[]).await;
+    let counted: Vec<&Value> = lines.iter().filter_map(|l| l.get("missed_events")).collect();
+    assert_eq!(counted, [&json!(1)], "one gap, counted once: {lines:?}");
+    assert!(lines.iter().any(|l| l["task"] == "t1" && l["state"] == "COMPLETED"));
     assert_eq!(fake.count("GetTask"), 1, "one GetTask for one gap");
-    w.engine.shutdown().await;
 }
