@@ -10,8 +10,8 @@
 //! - a terminal state is never discarded as older than a live one;
 //! - statuses are ordered by the agent's timestamps, a stamp more than 5 minutes ahead of our
 //!   clock counting as the status's arrival (the status keeps the stamp it was sent with);
-//! - an unstamped status is placed by its arrival, which says nothing against a stamp: after a
-//!   stamped status it is taken only if it ends the task.
+//! - an unstamped status is placed by its arrival, which says nothing against a stamp: on a task
+//!   the agent stamps, it may refresh the state's text, and change the state only to end the task.
 
 mod ids;
 pub mod query;
@@ -54,6 +54,9 @@ pub struct TaskEntry {
     /// Where the held status stands among the task's statuses (`order_time`): its timestamp,
     /// or its arrival when it had none or one too far ahead. `status` keeps the stamp as sent.
     status_at: Timestamp,
+    /// The agent has stamped a status of this task: from then on an unstamped one cannot be
+    /// placed among them, and does not change the state unless it ends the task.
+    stamped: bool,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
     pub metadata: Option<Metadata>,
@@ -659,6 +662,7 @@ impl Store {
                 },
                 status_ids: RepeatedIds::default(),
                 status_at: seen,
+                stamped: false,
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -896,7 +900,7 @@ fn order_time(status: &TaskStatus, seen: Timestamp) -> Timestamp {
 /// Takes a status unless it is older than the one held. The rules (module docs): a terminal
 /// state is final and never discarded as older; statuses the agent stamped are ordered by their
 /// stamps (clamped by `order_time`); one without a stamp is placed by its arrival, which cannot
-/// be compared with a stamp, so after a stamped status it is taken only if it ends the task.
+/// be compared with a stamp, so on a task the agent stamps it changes the state only to end it.
 fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
     let (status, ids) = entry.without_repeated_ids(status);
     let current = &entry.status;
@@ -916,13 +920,15 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
     // are not compared (a stamped status after an unstamped SUBMITTED is taken).
     let comparable = status.timestamp.is_some() == current.timestamp.is_some();
     let older = !ends && comparable && at < entry.status_at;
-    // An unstamped status (a push payload, a returnImmediately SUBMITTED) after a stamped one
-    // cannot be placed after it: it may end the task, no more.
-    let unplaced = status.timestamp.is_none() && current.timestamp.is_some() && !ends;
+    // An unstamped status (a push payload, a returnImmediately SUBMITTED) on a task the agent
+    // stamps cannot be placed among its statuses: it may say more of the same state, or end the
+    // task, no more.
+    let unplaced = status.timestamp.is_none() && entry.stamped && !ends && status.state != current.state;
     if !first && (older || revives || unplaced || (status == *current && ids == entry.status_ids)) {
         return StatusChange::Ignored;
     }
     entry.status_at = at;
+    entry.stamped |= status.timestamp.is_some();
     let text = status.text();
     let state_moved = first || status.state != current.state;
     if state_moved {

@@ -780,6 +780,17 @@ fn an_unstamped_status_does_not_move_a_stamped_task_back() {
         Change::Nothing
     );
     assert_eq!(s.task(&k).unwrap().state(), &TaskState::InputRequired);
+    // More of the same state is taken, and opens no door to an unstamped move after it.
+    s.apply(stamped_update(
+        "t1",
+        "TASK_STATE_INPUT_REQUIRED",
+        "Which repo, again?",
+        None,
+        9,
+    ));
+    assert_eq!(s.task(&k).unwrap().status.text(), "Which repo, again?");
+    s.apply(stamped_update("t1", "TASK_STATE_WORKING", "pushed late", None, 9));
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::InputRequired);
     // An unstamped end is taken: terminal is never discarded.
     s.apply(stamped_update("t1", "TASK_STATE_CANCELED", "", None, 10));
     assert_eq!(s.task(&k).unwrap().state(), &TaskState::Canceled);
