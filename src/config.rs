@@ -55,6 +55,8 @@ pub struct Config {
     pub first_byte_timeout: Option<f64>,
     /// Seconds of silence after which a stream is checked with GetTask (default 30).
     pub quiet_after: Option<f64>,
+    /// GetTasks a second per agent for quiet streams (default 10).
+    pub check_rate: Option<f64>,
     /// Receive push notifications here, `HOST:PORT` (`--push-listen`).
     pub push_listen: Option<std::net::SocketAddr>,
     /// The URL agents reach the push receiver at (`--push-url`).

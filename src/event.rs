@@ -191,6 +191,11 @@ pub enum Event {
         agent: AgentId,
         card: SignedCardAtTap,
     },
+    /// A subscription's events skipped a `generation` (A2A 1.1, draft): some were missed, and
+    /// the task was fetched again with GetTask.
+    EventsMissed {
+        agent: AgentId,
+    },
     /// Something went wrong for one task; shown on its row, never fatal.
     TaskError {
         agent: AgentId,

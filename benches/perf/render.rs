@@ -175,6 +175,7 @@ pub fn touch(app: &mut App, n: usize, k: usize) {
             context_id: t.context_id,
             status,
             metadata: None,
+            generation: 0,
         }),
         seen: base_time(),
     });

@@ -10,32 +10,39 @@ use serde::{Deserialize, Deserializer, Serializer};
 
 /// A count that may arrive as `11`, `11.0` (a2a-python prints numbers as floats), `"11"`, or null.
 pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    struct CountVisitor;
-    impl<'de> Visitor<'de> for CountVisitor {
-        type Value = u32;
+    Ok(u32::try_from(whole_number(d)?).unwrap_or(u32::MAX))
+}
+
+/// A number that only counts up, like A2A 1.1's `generation` (an int64, which proto JSON writes
+/// as a string): anything else, negative or null, is 0, "not given".
+pub fn whole_number<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    struct NumberVisitor;
+    impl<'de> Visitor<'de> for NumberVisitor {
+        type Value = u64;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a non-negative count")
+            f.write_str("a non-negative number")
         }
-        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u32, E> {
-            Ok(u32::try_from(v).unwrap_or(u32::MAX))
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
         }
-        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u32, E> {
-            Ok(u32::try_from(v.max(0)).unwrap_or(u32::MAX))
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            Ok(u64::try_from(v).unwrap_or(0))
         }
-        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u32, E> {
-            Ok(v.clamp(0.0, u32::MAX as f64) as u32)
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+            Ok(v.clamp(0.0, u64::MAX as f64) as u64)
         }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<u32, E> {
-            v.trim()
-                .parse::<f64>()
-                .map(|f| f.clamp(0.0, u32::MAX as f64) as u32)
-                .map_err(E::custom)
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+            let v = v.trim();
+            match v.parse::<u64>() {
+                Ok(n) => Ok(n),
+                Err(_) => v.parse::<f64>().map_err(E::custom).and_then(|f| self.visit_f64(f)),
+            }
         }
-        fn visit_unit<E: de::Error>(self) -> Result<u32, E> {
+        fn visit_unit<E: de::Error>(self) -> Result<u64, E> {
             Ok(0)
         }
     }
-    d.deserialize_any(CountVisitor)
+    d.deserialize_any(NumberVisitor)
 }
 
 /// A bool that proto3 may omit (absent = false) and that some agents send as null.
@@ -188,5 +195,30 @@ mod tests {
         ] {
             assert_eq!(serde_json::from_str::<Counted>(json).unwrap().n, want, "{json}");
         }
+    }
+}
+
+#[cfg(test)]
+mod generation_tests {
+    use crate::a2a::StreamResponse;
+
+    /// A2A 1.1's `generation` as proto JSON writes an int64 (a string), as a number, or not at
+    /// all; what is not a count up from 1 is 0, "not given".
+    #[test]
+    fn generations_read_as_strings_or_numbers_and_anything_else_is_zero() {
+        for (generation, want) in [
+            (r#""42""#, 42),
+            ("42", 42),
+            ("42.0", 42),
+            ("-3", 0),
+            ("null", 0),
+            (r#""9223372036854775807""#, i64::MAX as u64),
+        ] {
+            let json = format!(r#"{{"statusUpdate": {{"taskId": "t", "generation": {generation}}}}}"#);
+            let event: StreamResponse = serde_json::from_str(&json).unwrap();
+            assert_eq!(event.generation(), want, "{generation}");
+        }
+        let event: StreamResponse = serde_json::from_str(r#"{"task": {"id": "t"}}"#).unwrap();
+        assert_eq!(event.generation(), 0, "absent");
     }
 }

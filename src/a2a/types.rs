@@ -358,6 +358,9 @@ pub struct Task {
     pub history: Vec<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// A2A 1.1 (draft): the task's version, 1 more with each event; 0 when not given.
+    #[serde(default, deserialize_with = "lenient::whole_number", skip_serializing_if = "is_zero")]
+    pub generation: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -371,6 +374,9 @@ pub struct TaskStatusUpdateEvent {
     pub status: TaskStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// A2A 1.1 (draft): the task's version, 1 more with each event; 0 when not given.
+    #[serde(default, deserialize_with = "lenient::whole_number", skip_serializing_if = "is_zero")]
+    pub generation: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -389,6 +395,9 @@ pub struct TaskArtifactUpdateEvent {
     pub last_chunk: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// A2A 1.1 (draft): the task's version, 1 more with each event; 0 when not given.
+    #[serde(default, deserialize_with = "lenient::whole_number", skip_serializing_if = "is_zero")]
+    pub generation: u64,
 }
 
 impl Artifact {
@@ -437,6 +446,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One event of a stream, or the result of SendMessage (proto StreamResponse / SendMessageResponse).
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamResponse {
@@ -460,6 +473,17 @@ impl StreamResponse {
     /// decoding's default) names none.
     pub fn named_task(&self) -> Option<&str> {
         self.task_id().filter(|id| !id.is_empty())
+    }
+
+    /// The task's `generation` after this event (A2A 1.1, draft); 0 when not given. A message
+    /// carries none.
+    pub fn generation(&self) -> u64 {
+        match self {
+            StreamResponse::Task(t) => t.generation,
+            StreamResponse::Message(_) => 0,
+            StreamResponse::StatusUpdate(u) => u.generation,
+            StreamResponse::ArtifactUpdate(u) => u.generation,
+        }
     }
 
     pub fn kind(&self) -> &'static str {
@@ -541,12 +565,15 @@ impl<'de> Deserialize<'de> for StreamResponse {
                 artifacts: w.artifacts,
                 history: w.history,
                 metadata: w.metadata,
+                // 0.3 predates it.
+                generation: 0,
             })),
             "status-update" => Ok(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
                 task_id: w.task_id.unwrap_or_default(),
                 context_id: w.context_id,
                 status: w.status.unwrap_or_default(),
                 metadata: w.metadata,
+                generation: 0,
             })),
             "artifact-update" => Ok(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
                 task_id: w.task_id.unwrap_or_default(),
@@ -555,6 +582,7 @@ impl<'de> Deserialize<'de> for StreamResponse {
                 append: w.append,
                 last_chunk: w.last_chunk,
                 metadata: w.metadata,
+                generation: 0,
             })),
             "message" => Ok(StreamResponse::Message(Message {
                 message_id: w.message_id.unwrap_or_default(),

@@ -50,6 +50,9 @@ struct HealthLine<'a> {
     /// `✓ kid` or `✗ why` for a signed card (A2A 1.0 §8.4); absent for an unsigned one.
     #[serde(skip_serializing_if = "Option::is_none")]
     card_signature: Option<String>,
+    /// Gaps in a subscription's event generations (A2A 1.1, draft), each checked with GetTask.
+    #[serde(skip_serializing_if = "is_zero")]
+    missed_events: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -89,7 +92,11 @@ fn event_kind(ev: &Event) -> &'static str {
         Event::Watching { .. } => "watching",
         Event::Action { .. } => "action",
         Event::Info { .. } => "info",
-        Event::Health { .. } | Event::PushRefused { .. } | Event::Busy { .. } | Event::TapSignedCard { .. } => "agent",
+        Event::Health { .. }
+        | Event::PushRefused { .. }
+        | Event::Busy { .. }
+        | Event::TapSignedCard { .. }
+        | Event::EventsMissed { .. } => "agent",
     }
 }
 
@@ -211,6 +218,7 @@ impl JsonLines {
                         .as_ref()
                         .and_then(|i| i.card_signature.as_ref())
                         .map(|s| s.mark()),
+                    missed_events: a.missed_events,
                 };
                 ndjson::push_line(out, &line);
             }

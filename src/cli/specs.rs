@@ -238,6 +238,10 @@ pub fn watch_options(args: &WatchArgs, config: &Config) -> WatchOptions {
             .max(1),
         first_byte_timeout: seconds(config.first_byte_timeout).unwrap_or(defaults.first_byte_timeout),
         quiet_after: seconds(config.quiet_after).unwrap_or(defaults.quiet_after),
+        check_rate: config
+            .check_rate
+            .filter(|rate| rate.is_finite() && *rate > 0.0)
+            .unwrap_or(defaults.check_rate),
         ..defaults
     }
 }

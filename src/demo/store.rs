@@ -183,6 +183,7 @@ impl Store {
                 append,
                 last_chunk,
                 metadata: None,
+                generation: 0,
             }),
         };
         if let Some(next) = then {
@@ -294,6 +295,7 @@ impl Record {
             context_id: self.task.context_id.clone(),
             status: self.task.status.clone(),
             metadata: None,
+            generation: 0,
         })
     }
 

@@ -457,6 +457,7 @@ fn agent_of(ev: &Event) -> AgentId {
         | Event::PushRefused { agent }
         | Event::Busy { agent, .. }
         | Event::TapSignedCard { agent, .. }
+        | Event::EventsMissed { agent }
         | Event::TaskError { agent, .. }
         | Event::Action { agent, .. } => *agent,
     }

@@ -2,8 +2,16 @@
 //! renders views of it, the headless mode prints what changed, tests drive it by hand.
 //!
 //! Applying is idempotent and order-tolerant: the same event twice changes nothing, and a
-//! snapshot older than what we hold does not roll a task back (streams, ListTasks and GetTask
-//! race each other, and the protocol has no sequence numbers).
+//! snapshot older than what we hold does not roll a task back (streams, ListTasks, GetTask and
+//! push deliveries race each other, and A2A 1.0 has no sequence numbers). What may not move a
+//! task, snapshots and events alike (`set_status`; README, "Security"):
+//! - a terminal state is final (spec section 3.1.1): nothing revives the task, and its artifacts
+//!   are frozen (a snapshot in that same terminal state may still fill them in);
+//! - a terminal state is never discarded as older than a live one;
+//! - statuses are ordered by the agent's timestamps, a stamp more than 5 minutes ahead of our
+//!   clock counting as the status's arrival (the status keeps the stamp it was sent with);
+//! - an unstamped status is placed by its arrival, which says nothing against a stamp: on a task
+//!   the agent stamps, it may refresh the state's text, and change the state only to end the task.
 
 mod ids;
 pub mod query;
@@ -11,8 +19,9 @@ pub mod query;
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use jiff::{SignedDuration, Timestamp};
+
 use crate::a2a::shown::ShownUrl;
-use jiff::Timestamp;
 
 use crate::a2a::{
     Artifact, Message, Metadata, StateClass, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -46,6 +55,12 @@ pub struct TaskEntry {
     /// (`status_ids` says which; `status_as_sent` puts them back): two strings a task.
     pub status: TaskStatus,
     status_ids: RepeatedIds,
+    /// Where the held status stands among the task's statuses (`order_time`): its timestamp,
+    /// or its arrival when it had none or one too far ahead. `status` keeps the stamp as sent.
+    status_at: Timestamp,
+    /// The agent has stamped a status of this task: from then on an unstamped one cannot be
+    /// placed among them, and does not change the state unless it ends the task.
+    stamped: bool,
     pub artifacts: Vec<Artifact>,
     pub history: Vec<Message>,
     pub metadata: Option<Metadata>,
@@ -105,6 +120,8 @@ impl TaskEntry {
             artifacts: self.artifacts.clone(),
             history: self.history.clone(),
             metadata: self.metadata.clone(),
+            // Kept by the watchers of streams, which look for gaps in it, not here.
+            generation: 0,
         }
     }
 
@@ -167,6 +184,8 @@ pub struct AgentEntry {
     pub push_busy: u64,
     /// What the agent's tap did with its signed card, once asked for it.
     pub tap_signed_card: Option<SignedCardAtTap>,
+    /// Gaps seen in the `generation` of a subscription's events (A2A 1.1, draft).
+    pub missed_events: u64,
 }
 
 /// Tasks per class on one agent; terminal ones split into success and the rest.
@@ -333,6 +352,7 @@ impl Store {
                     tap_busy: 0,
                     push_busy: 0,
                     tap_signed_card: None,
+                    missed_events: 0,
                 })
                 .collect(),
             ..Store::default()
@@ -569,23 +589,12 @@ impl Store {
                     _ => Change::Nothing,
                 }
             }
-            Event::PushRefused { agent } => match self.agents.get_mut(agent) {
-                Some(a) => {
-                    a.push_refused += 1;
-                    Change::Agent(agent)
-                }
-                None => Change::Nothing,
-            },
-            Event::Busy { agent, server } => match self.agents.get_mut(agent) {
-                Some(a) => {
-                    *match server {
-                        LocalServer::Tap => &mut a.tap_busy,
-                        LocalServer::Push => &mut a.push_busy,
-                    } += 1;
-                    Change::Agent(agent)
-                }
-                None => Change::Nothing,
-            },
+            Event::PushRefused { agent } => self.count_on_agent(agent, |a| &mut a.push_refused),
+            Event::EventsMissed { agent } => self.count_on_agent(agent, |a| &mut a.missed_events),
+            Event::Busy { agent, server } => self.count_on_agent(agent, |a| match server {
+                LocalServer::Tap => &mut a.tap_busy,
+                LocalServer::Push => &mut a.push_busy,
+            }),
             Event::TapSignedCard { agent, card } => match self.agents.get_mut(agent) {
                 Some(a) if a.tap_signed_card != Some(card) => {
                     a.tap_signed_card = Some(card);
@@ -650,6 +659,17 @@ impl Store {
         }
     }
 
+    /// One more of something counted on the agent's row.
+    fn count_on_agent(&mut self, agent: AgentId, count: impl FnOnce(&mut AgentEntry) -> &mut u64) -> Change {
+        match self.agents.get_mut(agent) {
+            Some(a) => {
+                *count(a) += 1;
+                Change::Agent(agent)
+            }
+            None => Change::Nothing,
+        }
+    }
+
     fn entry(&mut self, agent: AgentId, id: &str, context: &str, seen: Timestamp) -> &mut TaskEntry {
         if self.tasks.len() <= agent {
             self.tasks.resize_with(agent + 1, HashMap::new);
@@ -669,6 +689,8 @@ impl Store {
                     timestamp: None,
                 },
                 status_ids: RepeatedIds::default(),
+                status_at: seen,
+                stamped: false,
                 artifacts: Vec::new(),
                 history: Vec::new(),
                 metadata: None,
@@ -699,9 +721,12 @@ impl Store {
         let entry = self.entry(agent, &task.id, &task.context_id, seen);
         // A good snapshot is the task recovered: the warning it had is stale.
         let mut changed = is_new || recovered(entry);
+        // A task's artifacts are final with its terminal state: only a snapshot of the task in
+        // that state (the agent's record of how it ended) may still say what they are.
+        let frozen = is_ended(entry) && task.status.state != entry.status.state;
         // Lists left empty by the sender (ListTasks omits artifacts; historyLength 0 omits
         // history) do not erase what we hold.
-        if !task.artifacts.is_empty() {
+        if !task.artifacts.is_empty() && !frozen {
             let mut artifacts = task.artifacts;
             (entry.cut.artifacts, entry.cut.parts) = cap_artifacts(&mut artifacts, &limits);
             if artifacts != entry.artifacts {
@@ -758,6 +783,7 @@ impl Store {
                 context_id,
                 status,
                 metadata,
+                ..
             }) => {
                 if task_id.is_empty() {
                     return Change::Nothing;
@@ -788,8 +814,9 @@ impl Store {
                 }
                 let entry = self.entry(agent, &update.task_id, &update.context_id, seen);
                 let recovered = recovered(entry) | heard(entry);
-                // An artifact snapshot after its chunks changes nothing.
-                if !update.apply_to(&mut entry.artifacts) {
+                // An artifact snapshot after its chunks changes nothing; nor does a chunk after the
+                // task ended (a late or replayed delivery): its artifacts are final.
+                if is_ended(entry) || !update.apply_to(&mut entry.artifacts) {
                     return if recovered {
                         Change::Task(entry.key.clone())
                     } else {
@@ -863,6 +890,11 @@ fn compact(message: &mut Message) {
     message.parts.shrink_to_fit();
 }
 
+/// Whether the task is in a terminal state we have seen (not just created by a first event).
+fn is_ended(entry: &TaskEntry) -> bool {
+    !entry.timeline.is_empty() && entry.state().is_terminal()
+}
+
 /// A stream event ends a quiet spell. True if there was one.
 fn heard(entry: &mut TaskEntry) -> bool {
     entry.quiet_since.take().is_some()
@@ -879,12 +911,29 @@ enum StatusChange {
     Moved,
 }
 
-/// Takes a status unless it is older than the one held.
+/// How far ahead of our clock an agent's timestamp may be and still order its statuses: more
+/// is a wrong clock (or a status stamped in the year 2999 to freeze the task), and the status
+/// is ordered by its arrival instead (README, "Security").
+const MAX_CLOCK_AHEAD: SignedDuration = SignedDuration::from_mins(5);
+
+/// Where a status goes among a task's statuses: the agent's timestamp, unless it is more than
+/// `MAX_CLOCK_AHEAD` ahead of `seen`, its arrival; arrival when it has none.
+fn order_time(status: &TaskStatus, seen: Timestamp) -> Timestamp {
+    match status.timestamp {
+        Some(at) if at <= seen.saturating_add(MAX_CLOCK_AHEAD).unwrap_or(seen) => at,
+        _ => seen,
+    }
+}
+
+/// Takes a status unless it is older than the one held. The rules (module docs): a terminal
+/// state is final and never discarded as older; statuses the agent stamped are ordered by their
+/// stamps (clamped by `order_time`); one without a stamp is placed by its arrival, which cannot
+/// be compared with a stamp, so on a task the agent stamps it changes the state only to end it.
 fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit: usize) -> StatusChange {
     let (status, ids) = entry.without_repeated_ids(status);
     let current = &entry.status;
     let first = entry.timeline.is_empty();
-    let older = matches!((status.timestamp, current.timestamp), (Some(new), Some(old)) if new < old);
+    let at = order_time(&status, seen);
     // Terminal is final (spec section 3.1.1): a late snapshot cannot revive a task, nor turn
     // COMPLETED into FAILED; the same terminal state again may refresh its text.
     let revives = !first && current.state.is_terminal() && status.state != current.state;
@@ -892,13 +941,22 @@ fn set_status(entry: &mut TaskEntry, status: TaskStatus, seen: Timestamp, limit:
         tracing::warn!(task = %entry.key.id, held = %current.state.short_name(), got = %status.state.short_name(),
             "a terminal task was reported in another terminal state; kept the first");
     }
-    // A timestamp-less SUBMITTED (returnImmediately replies) is older than anything stamped.
-    let stale_submit =
-        status.timestamp.is_none() && current.timestamp.is_some() && status.state == TaskState::Submitted;
-    if !first && (older || revives || stale_submit || (status == *current && ids == entry.status_ids)) {
+    // A live task that the agent says ended has ended, whatever the stamps say (a replica's
+    // clock behind, a delivery retried late): only a repeat of the terminal state is ordered.
+    let ends = status.state.is_terminal() && !current.state.is_terminal();
+    // Stamps are compared with stamps and arrivals with arrivals; our clock and the agent's
+    // are not compared (a stamped status after an unstamped SUBMITTED is taken).
+    let comparable = status.timestamp.is_some() == current.timestamp.is_some();
+    let older = !ends && comparable && at < entry.status_at;
+    // An unstamped status (a push payload, a returnImmediately SUBMITTED) on a task the agent
+    // stamps cannot be placed among its statuses: it may say more of the same state, or end the
+    // task, no more.
+    let unplaced = status.timestamp.is_none() && entry.stamped && !ends && status.state != current.state;
+    if !first && (older || revives || unplaced || (status == *current && ids == entry.status_ids)) {
         return StatusChange::Ignored;
     }
-    let at = status.timestamp.unwrap_or(seen);
+    entry.status_at = at;
+    entry.stamped |= status.timestamp.is_some();
     let text = status.text();
     let state_moved = first || status.state != current.state;
     if state_moved {

@@ -718,3 +718,131 @@ fn status_message_ids_that_repeat_the_task_are_shared_and_given_back() {
     );
     assert_eq!(t.status_as_sent().message.unwrap().task_id.as_deref(), Some("t1"));
 }
+
+/// A status update stamped `stamp` (None: unstamped) that arrives at `seen`.
+fn stamped_update(id: &str, state: &str, text: &str, stamp: Option<Timestamp>, seen: i64) -> Event {
+    let mut status = status(state, text, seen);
+    status["timestamp"] = stamp.map_or(serde_json::Value::Null, |t| json!(t.to_string()));
+    update(
+        0,
+        json!({"statusUpdate": {"taskId": id, "contextId": "ctx", "status": status}}),
+        seen,
+    )
+}
+
+#[test]
+fn a_status_stamped_in_the_future_is_ordered_by_its_arrival() {
+    let mut s = store();
+    let k = key(0, "t1");
+    let year_2999 = Timestamp::from_second(32_472_144_000).unwrap();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "start", 1));
+    s.apply(stamped_update(
+        "t1",
+        "TASK_STATE_WORKING",
+        "frozen?",
+        Some(year_2999),
+        2,
+    ));
+    let t = s.task(&k).unwrap();
+    assert_eq!(t.status.timestamp, Some(year_2999), "kept as sent");
+    assert_eq!(t.updated, ts(2), "ordered and aged by its arrival");
+    // A real status after it is not older than it.
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "step 2", 3));
+    assert_eq!(s.task(&k).unwrap().status.text(), "step 2");
+    s.apply(stamped_update("t1", "TASK_STATE_WORKING", "again", Some(year_2999), 4));
+    assert!(matches!(
+        s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 5)),
+        Change::State(_)
+    ));
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::Completed);
+    // Four minutes ahead is a clock a little off, and counts as stamped.
+    s.apply(stamped_update("t2", "TASK_STATE_WORKING", "a", Some(ts(10 + 240)), 10));
+    s.apply(stamped_update("t2", "TASK_STATE_WORKING", "b", Some(ts(10 + 200)), 11));
+    assert_eq!(s.task(&key(0, "t2")).unwrap().status.text(), "a");
+}
+
+#[test]
+fn a_terminal_state_is_never_discarded_as_older() {
+    let mut s = store();
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "late clock", 50));
+    assert!(matches!(
+        s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 40)),
+        Change::State(_)
+    ));
+    assert_eq!(s.task(&key(0, "t1")).unwrap().state(), &TaskState::Completed);
+    // ...but a live state stamped older than a live one still is.
+    s.apply(status_update(0, "t2", "TASK_STATE_INPUT_REQUIRED", "branch?", 50));
+    s.apply(status_update(0, "t2", "TASK_STATE_WORKING", "old", 40));
+    assert_eq!(s.task(&key(0, "t2")).unwrap().state(), &TaskState::InputRequired);
+}
+
+#[test]
+fn an_unstamped_status_does_not_move_a_stamped_task_back() {
+    let mut s = store();
+    let k = key(0, "t1");
+    s.apply(status_update(0, "t1", "TASK_STATE_INPUT_REQUIRED", "Which repo?", 5));
+    assert_eq!(
+        s.apply(stamped_update("t1", "TASK_STATE_WORKING", "pushed late", None, 9)),
+        Change::Nothing
+    );
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::InputRequired);
+    // More of the same state is taken, and opens no door to an unstamped move after it.
+    s.apply(stamped_update(
+        "t1",
+        "TASK_STATE_INPUT_REQUIRED",
+        "Which repo, again?",
+        None,
+        9,
+    ));
+    assert_eq!(s.task(&k).unwrap().status.text(), "Which repo, again?");
+    s.apply(stamped_update("t1", "TASK_STATE_WORKING", "pushed late", None, 9));
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::InputRequired);
+    // An unstamped end is taken: terminal is never discarded.
+    s.apply(stamped_update("t1", "TASK_STATE_CANCELED", "", None, 10));
+    assert_eq!(s.task(&k).unwrap().state(), &TaskState::Canceled);
+    assert_eq!(s.task(&k).unwrap().state_since, ts(10), "placed at its arrival");
+    // Among unstamped statuses, arrival orders: the later one is taken.
+    s.apply(stamped_update("t2", "TASK_STATE_WORKING", "", None, 1));
+    s.apply(stamped_update("t2", "TASK_STATE_INPUT_REQUIRED", "?", None, 2));
+    assert_eq!(s.task(&key(0, "t2")).unwrap().state(), &TaskState::InputRequired);
+    // A stamped status after an unstamped one (a first SUBMITTED without a stamp) is taken.
+    s.apply(stamped_update("t3", "TASK_STATE_SUBMITTED", "", None, 100));
+    s.apply(status_update(0, "t3", "TASK_STATE_WORKING", "", 90));
+    assert_eq!(s.task(&key(0, "t3")).unwrap().state(), &TaskState::Working);
+}
+
+#[test]
+fn a_terminal_tasks_artifacts_are_frozen() {
+    let mut s = store();
+    let k = key(0, "t1");
+    let chunk = |text: &str, at: i64| {
+        update(
+            0,
+            json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx",
+                "artifact": {"artifactId": "a1", "parts": [{"text": text}]}}}),
+            at,
+        )
+    };
+    s.apply(status_update(0, "t1", "TASK_STATE_WORKING", "", 1));
+    s.apply(chunk("report", 2));
+    s.apply(status_update(0, "t1", "TASK_STATE_COMPLETED", "done", 3));
+    assert_eq!(s.apply(chunk("forged", 4)), Change::Nothing);
+    assert_eq!(s.task(&k).unwrap().artifacts[0].text(), "report");
+    // A stale snapshot (still WORKING) carries no artifacts into the ended task...
+    let with_artifact = |state: &str, at: i64, text: &str| {
+        let task = serde_json::from_value(json!({"id": "t1", "contextId": "ctx",
+            "status": status(state, "done", at),
+            "artifacts": [{"artifactId": "a1", "parts": [{"text": text}]}]}))
+        .unwrap();
+        Event::Snapshot {
+            agent: 0,
+            task,
+            seen: ts(5),
+        }
+    };
+    s.apply(with_artifact("TASK_STATE_WORKING", 2, "stale"));
+    assert_eq!(s.task(&k).unwrap().artifacts[0].text(), "report");
+    // ...but the agent's record of the ended task may fill them in.
+    s.apply(with_artifact("TASK_STATE_COMPLETED", 3, "report, whole"));
+    assert_eq!(s.task(&k).unwrap().artifacts[0].text(), "report, whole");
+}

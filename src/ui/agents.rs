@@ -105,6 +105,10 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                     }
                     None => {}
                 }
+                if a.missed_events > 0 {
+                    let missed = format!("{} gaps in events (fetched again); ", a.missed_events);
+                    spans.push(Span::styled(missed, t.dim()));
+                }
                 if a.info.as_ref().is_some_and(|info| !info.lists_tasks) {
                     spans.push(Span::styled("0.3: no ListTasks; watching tasks started here", t.dim()));
                 }

@@ -164,9 +164,11 @@ pub(super) fn status_head(task: &TaskEntry) -> Cow<'_, str> {
 /// message; in the warning colour when there is one.
 pub(super) fn status_words(app: &App, task: &TaskEntry, width: usize) -> Span<'static> {
     let t = &app.theme;
-    // A stream silent for a while says for how long (issue 9), before anything else.
+    // A stream silent for a while says for how long (issue 9), before anything else; not a task
+    // waiting on a person, quiet by nature, whose FOR column already says how long it waited.
     let quiet = task
         .quiet_since
+        .filter(|_| !task.state().is_interrupted())
         .map(|since| format!("quiet {} · ", waited(app.now, since)))
         .unwrap_or_default();
     match &task.error {

@@ -403,3 +403,5 @@ mod audience;
 mod secrets;
 /// A signed card's verdict on its agent's row (A2A 1.0 §8.4).
 mod signed;
+/// What a quiet stream shows, and what a task waiting on a person does not.
+mod quiet;

@@ -4,7 +4,6 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -34,9 +33,8 @@ pub(crate) struct AgentWatcher {
     pub myself: mpsc::Sender<Command>,
     /// This agent's tasks with a subscription open.
     pub open: OpenStreams,
-    /// Whether the last listing was read whole (not failed, not cut): while it is, a change it shows needs no
-    /// GetTask from a quiet stream's watcher.
-    pub listing_ok: Arc<AtomicBool>,
+    /// When this agent's quiet streams may be asked about (`budget`).
+    pub checks: Arc<super::budget::CheckBudget>,
 }
 
 /// Whether a task came from this agent's listing (which then follows its changes too).
@@ -399,8 +397,6 @@ impl AgentWatcher {
                     match listed {
                         Ok(cut) => {
                             since = newest;
-                            // A listing cut at the page cap may leave out the very task.
-                            self.listing_ok.store(!cut, Ordering::Relaxed);
                             if cut != listing_cut {
                                 listing_cut = cut;
                                 if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
@@ -408,7 +404,6 @@ impl AgentWatcher {
                         }
                         Err(e) => {
                             failures += 1;
-                            self.listing_ok.store(false, Ordering::Relaxed);
                             let health = match e {
                                 Error::Unauthorized { .. } => {
                                     self.refresh(&mut watched);
@@ -526,10 +521,8 @@ impl AgentWatcher {
             max_backoff: self.opts.max_backoff,
             first_byte: self.opts.first_byte_timeout,
             quiet_after: self.opts.quiet_after,
-            listing: match listed {
-                Listed::Yes => Some(self.listing_ok.clone()),
-                Listed::No => None,
-            },
+            listed,
+            checks: self.checks.clone(),
             open: self.open.clone(),
             stuck,
             agent_commands: self.myself.clone(),

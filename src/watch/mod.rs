@@ -3,7 +3,10 @@
 //! side down; nothing is dropped). Knows nothing of the UI.
 
 mod agent;
+mod budget;
 mod task;
+
+pub use budget::DEFAULT_CHECK_RATE;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,8 +86,11 @@ pub struct WatchOptions {
     /// A send or subscription with no response (headers, and for a send its first event) by
     /// then is given up: a send fails, a subscription is retried later with backoff.
     pub first_byte_timeout: Duration,
-    /// A stream silent this long is checked with GetTask (it stays open).
+    /// A stream silent this long is checked with GetTask (it stays open), and again at most 2x
+    /// this later while it stays quiet, as the agent's `check_rate` allows.
     pub quiet_after: Duration,
+    /// GetTasks a second per agent for quiet streams (config `check_rate`).
+    pub check_rate: f64,
     /// ListTasks pages read per listing at most.
     pub max_pages: usize,
     /// A `token_command` that takes longer is stopped, with everything it started (a login
@@ -102,6 +108,7 @@ impl Default for WatchOptions {
             max_backoff: Duration::from_secs(30),
             first_byte_timeout: Duration::from_secs(30),
             quiet_after: Duration::from_secs(30),
+            check_rate: DEFAULT_CHECK_RATE,
             max_pages: crate::a2a::client::MAX_PAGES,
             token_command_timeout: Duration::from_secs(30),
             push: None,
@@ -148,7 +155,7 @@ impl Engine {
                 http: http.clone(),
                 myself: tx,
                 open: task::OpenStreams::default(),
-                listing_ok: Default::default(),
+                checks: Arc::new(budget::CheckBudget::new(opts.check_rate)),
             };
             tasks.spawn(watcher.run(rx));
         }

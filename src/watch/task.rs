@@ -5,7 +5,6 @@
 //! interrupted task).
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
 use super::agent::Listed;
+use super::budget::CheckBudget;
 use super::{backoff, refresh_after, wait_after};
 use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
 use crate::event::{AgentId, Command, Event, WatchMode};
@@ -28,11 +28,6 @@ const SHORT_STREAM: Duration = Duration::from_secs(1);
 /// Short streams in a row resubscribed at once; past this each waits longer (a server that
 /// closes after every event must not get a tight loop).
 const FREE_RESUBSCRIBES: u32 = 5;
-/// How far the quiet check backs off on a stream that stays quiet: at most this many times
-/// `quiet_after` between two checks. A task the agent's listing follows is asked about with
-/// GetTask only at this cap (the listing already fetches what changed); others at every check.
-const QUIET_BACKOFF: u32 = 8;
-
 /// A task that the agent pushes to us and that cannot be streamed is still polled, this many
 /// times slower: a safety net for a delivery lost (pushes are best effort: no retries).
 pub(crate) const PUSHED_POLL: u32 = 10;
@@ -75,6 +70,63 @@ impl Drop for OpenStream {
     }
 }
 
+/// Where a subscription's quiet spell stands: when the watcher next wakes if nothing comes.
+struct Quiet {
+    deadline: Instant,
+    /// The row has been told the stream is quiet.
+    marked: bool,
+    /// `deadline` is a slot taken from the agent's budget: the GetTask is due at it.
+    slot_taken: bool,
+}
+
+impl Quiet {
+    /// A spell that begins now (the stream just carried something).
+    fn new(quiet_after: Duration) -> Quiet {
+        Quiet {
+            deadline: Instant::now() + quiet_after,
+            marked: false,
+            slot_taken: false,
+        }
+    }
+
+    /// At the deadline: true if the GetTask must wait for a later slot (now the deadline).
+    fn wait_for_slot(&mut self, budget: &CheckBudget) -> bool {
+        if std::mem::take(&mut self.slot_taken) {
+            return false;
+        }
+        let slot = budget.take_slot();
+        if slot <= Instant::now() {
+            return false;
+        }
+        self.deadline = slot;
+        self.slot_taken = true;
+        true
+    }
+
+    /// After a GetTask that found the task live: the next one between 1x and 2x `quiet_after` on.
+    fn checked(&mut self, quiet_after: Duration) {
+        self.deadline = Instant::now() + quiet_after + quiet_after.mul_f64(super::jitter());
+    }
+}
+
+/// The last `generation` a subscription carried (A2A 1.1, draft: `Task`, and each status and
+/// artifact event after the change it reports, 1 more each time), to see events it missed.
+/// Tolerated, never required: 0 ("not implemented"), a repeat or an older one is ignored.
+#[derive(Debug, Default)]
+struct Generation(u64);
+
+impl Generation {
+    /// Takes an event's generation: true if events were missed before it.
+    fn missed_before(&mut self, generation: u64) -> bool {
+        if generation <= self.0 {
+            return false;
+        }
+        let missed = self.0 > 0 && generation > self.0 + 1;
+        self.0 = generation;
+        missed
+    }
+}
+
 /// True if a stream event names a task other than `task` (an event without a task id names none).
 pub(crate) fn names_another_task(event: &StreamResponse, task: &str) -> bool {
     event.named_task().is_some_and(|id| id != task)
@@ -89,9 +141,10 @@ pub(crate) struct TaskWatch {
     pub max_backoff: Duration,
     pub first_byte: Duration,
     pub quiet_after: Duration,
-    /// Set when the agent's listing follows this task: the flag says whether its last listing
-    /// was read whole.
-    pub listing: Option<Arc<AtomicBool>>,
+    /// Whether the task came from the agent's listing (then the listing picks it up again).
+    pub listed: Listed,
+    /// The agent's schedule for GetTasks of quiet streams.
+    pub checks: Arc<CheckBudget>,
     pub open: OpenStreams,
     /// Subscriptions in a row that got no response headers in time, before this watcher.
     pub stuck: u32,
@@ -138,11 +191,6 @@ enum Subscription {
 }
 
 impl TaskWatch {
-    /// Whether the agent's listing follows this task's changes right now.
-    fn listing_follows(&self) -> bool {
-        self.listing.as_ref().is_some_and(|ok| ok.load(Ordering::Relaxed))
-    }
-
     async fn send(&self, event: Event) -> bool {
         self.events.send(event).await.is_ok()
     }
@@ -220,11 +268,7 @@ impl TaskWatch {
         Ended {
             id: self.id.clone(),
             stuck,
-            listed: if self.listing.is_some() {
-                Listed::Yes
-            } else {
-                Listed::No
-            },
+            listed: self.listed,
         }
     }
 
@@ -341,14 +385,13 @@ impl TaskWatch {
         }
     }
 
-    /// One subscription, read to its end. While it is quiet, it is checked after `quiet_after`
-    /// without dropping it, then at doubling intervals (up to `QUIET_BACKOFF` times it, with
-    /// jitter there so that streams opened together do not check together). A check is a
-    /// GetTask, unless the agent's listing follows the task and its last listing was read whole:
-    /// then the listing (statusTimestampAfter, every poll interval) is the check, and GetTask is
-    /// asked only at the cap, so that a stream held open on a task that ended is still let go.
-    /// A thousand idle streams must not cost a GetTask each every `quiet_after` (issue 11, idle
-    /// CPU: 1000 GetTasks at once cost 1% of a core; BENCHMARKS.md, section 5).
+    /// One subscription, read to its end. Once it has been quiet for `quiet_after` the row says
+    /// so, and GetTask checks it without dropping it, again and again while it stays quiet, each
+    /// time between 1x and 2x `quiet_after` (jittered, so that streams that went quiet together
+    /// drift apart) after the last. The listing is not trusted for this: an index that updates
+    /// late shows a finished task WORKING for minutes (issue 20). Each GetTask waits for a slot
+    /// of the agent's `CheckBudget` (reading the stream meanwhile), so that a thousand quiet
+    /// streams cost `check_rate` GetTasks a second at most (BENCHMARKS.md, section 5).
     async fn stream_once(&self) -> Subscription {
         let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
             Err(_) => return Subscription::Stuck,
@@ -360,42 +403,48 @@ impl TaskWatch {
         let mut delivered = 0usize;
         let mut heard = Timestamp::now();
         let mut batch = Vec::new();
-        let mut quiet_wait = self.quiet_after;
+        let mut quiet = Quiet::new(self.quiet_after);
+        let mut generation = Generation::default();
         loop {
-            let first = match tokio::time::timeout(quiet_wait, stream.next()).await {
+            let first = match tokio::time::timeout_at(quiet.deadline, stream.next()).await {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
-                    let cap = self.quiet_after * QUIET_BACKOFF;
-                    if (quiet_wait >= cap || !self.listing_follows()) && matches!(self.check().await.0, Next::Stop) {
-                        return Subscription::Stop;
-                    }
-                    // After the snapshot, which clears nothing of this.
-                    if !self
-                        .send(Event::Quiet {
+                    if !quiet.marked {
+                        quiet.marked = true;
+                        let mark = Event::Quiet {
                             agent: self.agent,
                             task: self.id.clone(),
                             since: heard,
-                        })
-                        .await
-                    {
+                        };
+                        if !self.send(mark).await {
+                            return Subscription::Stop;
+                        }
+                    }
+                    if quiet.wait_for_slot(&self.checks) {
+                        continue;
+                    }
+                    if matches!(self.check().await.0, Next::Stop) {
                         return Subscription::Stop;
                     }
-                    quiet_wait = (quiet_wait * 2).min(cap);
-                    if quiet_wait == cap {
-                        quiet_wait += (cap / 2).mul_f64(super::jitter());
-                    }
+                    quiet.checked(self.quiet_after);
                     continue;
                 }
             };
             heard = Timestamp::now();
-            quiet_wait = self.quiet_after;
+            quiet = Quiet::new(self.quiet_after);
             // Whatever else the read brought (or the socket already holds) goes in the same
             // batch: one send to the store per read, not per event. Nothing waits for more.
             let mut item = Some(first);
             let mut ended = false;
+            let mut missed = false;
             while let Some(next) = item.take() {
                 let first_event = delivered == 0;
+                if let Ok(event) = &next
+                    && !names_another_task(event, &self.id)
+                {
+                    missed |= generation.missed_before(event.generation());
+                }
                 match self.take(next, heard, &mut batch, &mut delivered) {
                     Taken::More => {}
                     Taken::End => {
@@ -419,6 +468,13 @@ impl TaskWatch {
             }
             if self.events.send_all(std::mem::take(&mut batch)).await.is_err() {
                 return Subscription::Stop;
+            }
+            // Events were lost on the way: the task as the agent holds it fills them in.
+            if missed {
+                let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
+                if !counted || matches!(self.check().await.0, Next::Stop) {
+                    return Subscription::Stop;
+                }
             }
             if ended {
                 break;

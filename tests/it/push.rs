@@ -34,7 +34,7 @@ pub async fn loopback_receiver() -> Arc<Push> {
 }
 
 /// Watches the agent, and the tasks named (0.3 agents have no ListTasks).
-async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
+pub(crate) async fn watch_pushed(url: &str, tasks: &[&str]) -> (Watched, Arc<Push>) {
     let push = loopback_receiver().await;
     let mut spec = AgentSpec::new(url);
     spec.name = Some("pusher".into());

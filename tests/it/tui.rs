@@ -50,6 +50,41 @@ impl Drop for Scratch {
     }
 }
 
+/// The binary with `--json --until all-terminal`, `config` as its config file and `args`, its
+/// state and log in a scratch directory: the NDJSON lines it printed once it ended by itself
+/// (in 30 s at most), successfully.
+pub(crate) async fn json_until_all_terminal(config: &str, args: &[&str]) -> Vec<Value> {
+    let scratch = Scratch::new("json");
+    let config_path = scratch.0.join("config.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let run = tokio::process::Command::new(BIN)
+        .args(["--json", "--until", "all-terminal"])
+        .args(args)
+        .arg("--config")
+        .arg(&config_path)
+        .arg("--log-file")
+        .arg(scratch.0.join("a2a-watch.log"))
+        .env_remove("A2A_TOKEN")
+        .env("XDG_STATE_HOME", &scratch.0)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("--until all-terminal ends by itself")
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not NDJSON: {l}: {e}")))
+        .collect()
+}
+
 /// One tmux server of our own (its own socket, no user config) with one detached session of a
 /// fixed size; killed, with everything in it, when dropped.
 pub(crate) struct Tmux {
@@ -410,35 +445,7 @@ async fn json_until_all_terminal_ends_by_itself() {
             other => panic!("expected a task, got {other:?}"),
         }
     }
-    let scratch = Scratch::new("json");
-    let config = scratch.0.join("config.toml");
-    std::fs::write(&config, "").unwrap();
-    let run = tokio::process::Command::new(BIN)
-        .args(["--json", "--until", "all-terminal", "--agent"])
-        .arg(&url)
-        .arg("--config")
-        .arg(&config)
-        .arg("--log-file")
-        .arg(scratch.0.join("a2a-watch.log"))
-        .env_remove("A2A_TOKEN")
-        .env("XDG_STATE_HOME", &scratch.0)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(30), run)
-        .await
-        .expect("--until all-terminal ends by itself")
-        .expect("the binary runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not NDJSON: {l}: {e}")))
-        .collect();
+    let lines = json_until_all_terminal("", &["--agent", &url]).await;
     for id in &ids {
         let states: Vec<&str> = lines
             .iter()
@@ -448,20 +455,20 @@ async fn json_until_all_terminal_ends_by_itself() {
         let last = states.last().copied();
         assert!(
             matches!(last, Some("COMPLETED" | "FAILED")),
-            "task {id} ends terminal: {states:?}\n{stdout}"
+            "task {id} ends terminal: {states:?}\n{lines:?}"
         );
     }
     assert!(
         lines
             .iter()
             .any(|l| l["task"] == ids[2].as_str() && l["class"] == "active"),
-        "the slow run was watched while it worked:\n{stdout}"
+        "the slow run was watched while it worked:\n{lines:?}"
     );
     assert!(
         lines
             .iter()
             .any(|l| l["health"] == "streaming" || l["health"] == "polling"),
-        "an agent health line:\n{stdout}"
+        "an agent health line:\n{lines:?}"
     );
     agents.shutdown().await;
 }
