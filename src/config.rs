@@ -308,36 +308,39 @@ impl AgentConfig {
         Ok(())
     }
 
-    /// Reads `card_keys` into `pinned_keys`; a file that holds no key we can use is an error,
-    /// not a silent "trust nothing".
+    /// Reads `card_keys` into `pinned_keys`.
     fn read_card_keys(&mut self, folder: &Path) -> Result<(), AgentProblem> {
         if self.card_keys.is_empty() {
             return Ok(());
         }
         let mut keys = Vec::new();
         for entry in &self.card_keys {
-            let (found, source) = match entry {
-                CardKey::File(file) => {
-                    let file = folder.join(file);
-                    let text =
-                        std::fs::read(&file).map_err(|e| AgentProblem::CardKeys(format!("{}: {e}", file.display())))?;
-                    let json: serde_json::Value = serde_json::from_slice(&text).map_err(|_| {
-                        AgentProblem::CardKeys(format!("{} is not a JWK or JWK Set (JSON)", file.display()))
-                    })?;
-                    (crate::a2a::signature::keys_from_json(&json), file.display().to_string())
-                }
-                CardKey::Inline(jwk) => (crate::a2a::signature::keys_from_json(jwk), "an inline key".into()),
+            let found = match entry {
+                CardKey::File(file) => read_card_key_file(&folder.join(file)),
+                CardKey::Inline(jwk) => usable_keys(jwk, "an inline key"),
             };
-            if found.is_empty() {
-                return Err(AgentProblem::CardKeys(format!(
-                    "{source} holds no public key we can read"
-                )));
-            }
-            keys.extend(found);
+            keys.extend(found.map_err(AgentProblem::CardKeys)?);
         }
         self.pinned_keys = Some(keys.into());
         Ok(())
     }
+}
+
+/// The public keys in a JWK or JWK Set file (config `card_keys`, `--card-key`).
+pub fn read_card_key_file(file: &Path) -> Result<Vec<Jwk>, String> {
+    let text = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|_| format!("{} is not a JWK or JWK Set (JSON)", file.display()))?;
+    usable_keys(&json, &file.display().to_string())
+}
+
+/// A key source that holds no key we can use is an error, not a silent "trust nothing".
+fn usable_keys(json: &serde_json::Value, source: &str) -> Result<Vec<Jwk>, String> {
+    let keys = crate::a2a::signature::keys_from_json(json);
+    if keys.is_empty() {
+        return Err(format!("{source} holds no public key we can read"));
+    }
+    Ok(keys)
 }
 
 #[cfg(test)]

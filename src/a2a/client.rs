@@ -266,10 +266,16 @@ fn untrusted_destination(card: &Url, endpoint: &Endpoint) -> Option<String> {
     })
 }
 
-/// Why a credential must not go to an agent whose card does not verify (require_signed_card).
+/// Why a credential must not go to an agent whose card does not verify with a key that says who
+/// wrote it (require_signed_card; README "Security"): a key the card itself names proves nothing.
 fn unverified(signature: Option<&CardSignature>) -> Option<String> {
     let why = match signature {
-        Some(CardSignature::Verified { .. }) => return None,
+        Some(signature) if signature.trusted() => return None,
+        Some(signature @ CardSignature::Verified { .. }) => format!(
+            "its card is signed with {}, which anyone who can change the card can re-sign \
+             (pin the key with card_keys or --card-key)",
+            signature.key_origin().unwrap_or_default()
+        ),
         Some(CardSignature::Failed { why }) => format!("its card's signature does not verify ({why})"),
         None => "its card is not signed".to_string(),
     };

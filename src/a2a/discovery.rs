@@ -102,7 +102,7 @@ pub async fn discover(
         let card: AgentCard =
             serde_json::from_slice(&bytes).map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
         return Ok(Discovered {
-            signature: signature_of(http, &card, &bytes, trust).await,
+            signature: signature_of(http, &card, &bytes, None, trust).await,
             card,
             source: input.to_string(),
             base: None,
@@ -151,7 +151,7 @@ pub async fn discover(
             // A catch-all web server may answer any path with a page: keep looking.
             Ok(card) if !card.name.is_empty() || !card.interfaces().is_empty() => {
                 return Ok(Discovered {
-                    signature: signature_of(http, &card, &bytes, trust).await,
+                    signature: signature_of(http, &card, &bytes, Some(candidate), trust).await,
                     card,
                     source: shown,
                     base: Some(candidate.clone()),
@@ -169,18 +169,20 @@ pub async fn discover(
 }
 
 /// A signed card's verdict, from the bytes as served: the signature covers their content, not
-/// what we decode of it. Only a signed card is read twice.
+/// what we decode of it. Only a signed card is read twice. `origin` is where it was read from
+/// (`None` for a file): a key set there says who wrote it.
 async fn signature_of(
     http: &reqwest::Client,
     card: &AgentCard,
     bytes: &[u8],
+    origin: Option<&Url>,
     trust: &CardTrust,
 ) -> Option<CardSignature> {
     if card.signatures.is_empty() {
         return None;
     }
     let served: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    trust.check(http, &served).await
+    trust.check(http, &served, origin).await
 }
 
 #[cfg(test)]

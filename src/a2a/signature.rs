@@ -1,9 +1,11 @@
 //! Agent card signatures (A2A 1.0 §8.4). Each entry of a card's `signatures` is a JWS (RFC 7515)
 //! whose payload is detached: the RFC 8785 canonical JSON of the card without `signatures`, with
 //! default values removed (§8.4.1). The key comes from the keys the user pinned (config
-//! `card_keys`), which are then the only ones trusted, or else from the protected header's `jwk`
-//! or `jku`. Signers disagree on "default values" (docs/protocol-notes.md, "Signed cards"), so a
-//! signature is checked against each form a signer may have covered.
+//! `card_keys`, `--card-key`), which are then the only ones tried, or else from the protected
+//! header's `jwk` or `jku`. Only a pinned key, or a key set on the card's own origin, says who
+//! wrote the card: a `jwk` in the header is the card vouching for itself (README "Security").
+//! Signers disagree on "default values" (docs/protocol-notes.md, "Signed cards"), so a signature
+//! is checked against each form a signer may have covered.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,12 +20,18 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::auth::is_loopback;
-use super::client::{read_body, redirected};
+use super::card::AgentCard;
+use super::client::{read_body, redirected, same_origin};
 use super::shown::ShownUrl;
 
 /// The largest JWK Set read from a `jku`; real ones hold a few keys.
 const JWKS_LIMIT: usize = 64 * 1024;
-const JWKS_TIMEOUT: Duration = Duration::from_secs(15);
+/// Distinct `jku` key sets fetched per card, together, and how long all of them may take: a
+/// card must not make us fetch many URLs or stall its connection.
+const MAX_KEY_SETS: usize = 2;
+const KEY_SETS_DEADLINE: Duration = Duration::from_secs(5);
+/// The longest `kid` read; a key id is a short name.
+const MAX_KID: usize = 256;
 /// Signatures checked per card: key rotation needs two or three (§8.4.3); a card with hundreds
 /// must not make us fetch hundreds of key sets.
 const MAX_SIGNATURES: usize = 8;
@@ -40,12 +48,24 @@ pub enum CardSignature {
 /// Where the key that verified came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum KeyOrigin {
-    /// The config's `card_keys` for this agent.
+    /// The config's `card_keys` (or `--card-key`) for this agent.
     Pinned,
-    /// The JWK Set at the header's `jku` (shown without query).
+    /// The JWK Set at the header's `jku`, on the card's own origin (shown without query).
     Jku(String),
+    /// The JWK Set at a `jku` on another origin than the card's, or named by a card file.
+    ForeignJku(String),
     /// The header's own `jwk`.
     Header,
+}
+
+impl KeyOrigin {
+    /// Does the key say who wrote the card? A pinned key does, and so does a key set served by
+    /// the card's own origin (whoever can change one can change the other); a key the card
+    /// carries or points elsewhere for is chosen by whoever wrote the card, so anyone who can
+    /// change the card can re-sign it.
+    pub fn trusted(&self) -> bool {
+        matches!(self, KeyOrigin::Pinned | KeyOrigin::Jku(_))
+    }
 }
 
 impl CardSignature {
@@ -53,10 +73,21 @@ impl CardSignature {
         matches!(self, CardSignature::Verified { .. })
     }
 
-    /// `✓ kid` or `✗ why`: the `--json` field `card_signature`.
+    /// Verified with a key that says who wrote the card (`KeyOrigin::trusted`): what
+    /// `require_signed_card` asks for.
+    pub fn trusted(&self) -> bool {
+        matches!(self, CardSignature::Verified { key, .. } if key.trusted())
+    }
+
+    /// `✓ kid`, `✓ kid (why the key proves nothing)` or `✗ why`: the `--json` field
+    /// `card_signature`.
     pub fn mark(&self) -> String {
         match self {
-            CardSignature::Verified { kid, .. } => format!("✓ {kid}"),
+            CardSignature::Verified { kid, key } => match key {
+                KeyOrigin::Pinned | KeyOrigin::Jku(_) => format!("✓ {kid}"),
+                KeyOrigin::Header => format!("✓ {kid} (key from the card itself, not pinned)"),
+                KeyOrigin::ForeignJku(_) => format!("✓ {kid} (key set from another origin, not pinned)"),
+            },
             CardSignature::Failed { why } => format!("✗ {why}"),
         }
     }
@@ -73,6 +104,7 @@ impl CardSignature {
             CardSignature::Verified { key, .. } => Some(match key {
                 KeyOrigin::Pinned => "a key pinned in card_keys".to_string(),
                 KeyOrigin::Jku(url) => format!("the key set at {url} (jku)"),
+                KeyOrigin::ForeignJku(url) => format!("the key set at {url} (jku, not the card's origin)"),
                 KeyOrigin::Header => "the key in the signature's own header (jwk)".to_string(),
             }),
             CardSignature::Failed { .. } => None,
@@ -88,9 +120,14 @@ pub struct CardTrust {
     pub pinned: Option<Arc<[Jwk]>>,
     /// Withhold every credential from the agent unless its card verifies.
     pub required: bool,
-    /// Key sets fetched from `jku` URLs, kept for the run (reconnects fetch none again).
-    fetched: Arc<Mutex<HashMap<Url, Arc<[Jwk]>>>>,
+    /// Key sets fetched from `jku` URLs, and fetches that failed, kept for the run (reconnects
+    /// fetch none again).
+    fetched: Arc<Mutex<HashMap<Url, KeySet>>>,
 }
+
+type KeySet = Result<Arc<[Jwk]>, String>;
+/// A `jku`'s keys, with what they say about the card, by the `jku` as written.
+type JkuKeys = HashMap<String, Result<(Arc<[Jwk]>, KeyOrigin), String>>;
 
 /// The protected header's parameters that matter here (RFC 7515 §4.1).
 #[derive(Debug, Default, Deserialize)]
@@ -135,62 +172,118 @@ impl CardTrust {
     }
 
     /// Checks a card's signatures; `None` when it has none. The card is the JSON as served:
-    /// the signature covers its content, not what we decoded of it.
-    pub async fn check(&self, http: &reqwest::Client, card: &Value) -> Option<CardSignature> {
+    /// the signature covers its content, not what we decoded of it. `origin` is the URL it was
+    /// read from; `None` for a card file.
+    pub async fn check(&self, http: &reqwest::Client, card: &Value, origin: Option<&Url>) -> Option<CardSignature> {
         let entries = signature_entries(card)?;
-        let mut jku_sets: HashMap<String, Result<Arc<[Jwk]>, String>> = HashMap::new();
-        if self.pinned.is_none() {
-            for (header, _) in entries.iter().filter_map(|e| e.as_ref().ok()) {
-                if let Some(jku) = header.jku.as_ref().filter(|_| header.jwk.is_none())
-                    && !jku_sets.contains_key(jku)
-                {
-                    let set = self.key_set(http, jku).await;
-                    jku_sets.insert(jku.clone(), set);
-                }
-            }
-        }
+        let jku_keys = match self.pinned {
+            Some(_) => JkuKeys::new(),
+            None => self.jku_keys(http, &entries, origin).await,
+        };
         Some(verify(card, &entries, |header| match &self.pinned {
             Some(pinned) => Ok((pinned.to_vec(), KeyOrigin::Pinned)),
-            None => header_keys(header, &jku_sets),
+            None => header_keys(header, &jku_keys),
         }))
     }
 
-    /// The JWK Set at a `jku`: https only (plain http to loopback alone, as for credentials),
-    /// no credential, no redirect to another origin (the shared client's rule), bounded.
-    async fn key_set(&self, http: &reqwest::Client, jku: &str) -> Result<Arc<[Jwk]>, String> {
+    /// The key sets the headers' `jku`s name: only for a header that could verify at all (its
+    /// alg, crit and kid are checked first), at most `MAX_KEY_SETS` distinct ones, fetched
+    /// together under one deadline.
+    async fn jku_keys(&self, http: &reqwest::Client, entries: &[Decoded], origin: Option<&Url>) -> JkuKeys {
+        let mut wanted: Vec<&str> = Vec::new();
+        for (header, _) in entries.iter().filter_map(|e| e.as_ref().ok()) {
+            if let Some(jku) = header.jku.as_deref().filter(|_| header.jwk.is_none())
+                && usable_alg(header).is_ok()
+                && !wanted.contains(&jku)
+                && wanted.len() < MAX_KEY_SETS
+            {
+                wanted.push(jku);
+            }
+        }
+        let deadline = tokio::time::Instant::now() + KEY_SETS_DEADLINE;
+        let fetches = wanted
+            .into_iter()
+            .map(|jku| async move { (jku.to_string(), self.jku_set(http, jku, origin, deadline).await) });
+        futures::future::join_all(fetches).await.into_iter().collect()
+    }
+
+    /// The JWK Set at a `jku`: https only (plain http to loopback only for a card that came from
+    /// loopback, as for credentials), no credential, no redirect to another origin (the shared
+    /// client's rule), bounded in size and by `deadline`.
+    async fn jku_set(
+        &self,
+        http: &reqwest::Client,
+        jku: &str,
+        origin: Option<&Url>,
+        deadline: tokio::time::Instant,
+    ) -> Result<(Arc<[Jwk]>, KeyOrigin), String> {
         let url = Url::parse(jku).map_err(|_| "its jku is not a URL".to_string())?;
         let shown = ShownUrl::of(&url);
+        let card_on_loopback = origin.is_some_and(is_loopback);
+        if url.scheme() == "http" && is_loopback(&url) && !card_on_loopback {
+            return Err(format!(
+                "its jku {shown} is plain http, and the card did not come from loopback"
+            ));
+        }
         if url.scheme() != "https" && !(url.scheme() == "http" && is_loopback(&url)) {
             return Err(format!("its jku {shown} is not https"));
         }
-        if let Some(set) = self.fetched.lock().unwrap_or_else(PoisonError::into_inner).get(&url) {
-            return Ok(set.clone());
-        }
-        let what = format!("fetching the key set at {shown}");
-        let resp = http
-            .get(url.clone())
-            .header("Accept", "application/jwk-set+json, application/json")
-            .timeout(JWKS_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| format!("jku: {}", super::Error::transport(&what, e)))?;
-        if let Some(e) = redirected(&resp, &what) {
-            return Err(format!("jku: {e}"));
-        }
-        if !resp.status().is_success() {
-            return Err(format!("jku: HTTP {} at {shown}", resp.status().as_u16()));
-        }
-        let body = read_body(resp, &format!("key set at {shown}"), JWKS_LIMIT)
-            .await
-            .map_err(|e| format!("jku: {e}"))?;
-        let json: Value = serde_json::from_slice(&body).map_err(|_| format!("jku: {shown} is not a JWK Set"))?;
-        let keys: Arc<[Jwk]> = keys_from_json(&json).into();
-        self.fetched
+        let cached = self
+            .fetched
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(url, keys.clone());
-        Ok(keys)
+            .get(&url)
+            .cloned();
+        let keys = match cached {
+            Some(set) => set,
+            None => {
+                let fetched = tokio::time::timeout_at(deadline, fetch_key_set(http, &url, &shown))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "jku: no key set from {shown} within {} s",
+                            KEY_SETS_DEADLINE.as_secs()
+                        ))
+                    });
+                self.fetched
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(url.clone(), fetched.clone());
+                fetched
+            }
+        }?;
+        let own_origin = origin.is_some_and(|o| same_origin(o, &url));
+        let shown = ShownUrl::of_written(jku).to_string();
+        Ok((
+            keys,
+            if own_origin {
+                KeyOrigin::Jku(shown)
+            } else {
+                KeyOrigin::ForeignJku(shown)
+            },
+        ))
     }
+}
+
+async fn fetch_key_set(http: &reqwest::Client, url: &Url, shown: &ShownUrl) -> KeySet {
+    let what = format!("fetching the key set at {shown}");
+    let resp = http
+        .get(url.clone())
+        .header("Accept", "application/jwk-set+json, application/json")
+        .send()
+        .await
+        .map_err(|e| format!("jku: {}", super::Error::transport(&what, e)))?;
+    if let Some(e) = redirected(&resp, &what) {
+        return Err(format!("jku: {e}"));
+    }
+    if !resp.status().is_success() {
+        return Err(format!("jku: HTTP {} at {shown}", resp.status().as_u16()));
+    }
+    let body = read_body(resp, &format!("key set at {shown}"), JWKS_LIMIT)
+        .await
+        .map_err(|e| format!("jku: {e}"))?;
+    let json: Value = serde_json::from_slice(&body).map_err(|_| format!("jku: {shown} is not a JWK Set"))?;
+    Ok(keys_from_json(&json).into())
 }
 
 type Decoded = Result<(Protected, String), String>;
@@ -216,10 +309,7 @@ fn signature_entries(card: &Value) -> Option<Vec<Decoded>> {
 }
 
 /// The keys a header names when none are pinned: its `jwk`, or the set at its `jku`.
-fn header_keys(
-    header: &Protected,
-    jku_sets: &HashMap<String, Result<Arc<[Jwk]>, String>>,
-) -> Result<(Vec<Jwk>, KeyOrigin), String> {
+fn header_keys(header: &Protected, jku_keys: &JkuKeys) -> Result<(Vec<Jwk>, KeyOrigin), String> {
     if let Some(jwk) = &header.jwk {
         return Ok((keys_from_json(jwk), KeyOrigin::Header));
     }
@@ -227,12 +317,12 @@ fn header_keys(
         .jku
         .as_ref()
         .ok_or_else(|| "no key: no card_keys pinned, no jwk or jku in its header".to_string())?;
-    let set = jku_sets
-        .get(jku)
-        .cloned()
-        .unwrap_or_else(|| Err("its jku was not fetched".into()))?;
-    let shown = ShownUrl::of_written(jku).to_string();
-    Ok((set.to_vec(), KeyOrigin::Jku(shown)))
+    let (keys, origin) = jku_keys.get(jku).cloned().unwrap_or_else(|| {
+        Err(format!(
+            "its jku was not fetched (at most {MAX_KEY_SETS} key sets a card)"
+        ))
+    })?;
+    Ok((keys.to_vec(), origin))
 }
 
 /// The verdict on a card's signature entries, with `keys` giving the candidate keys for a header.
@@ -241,16 +331,13 @@ fn verify(
     entries: &[Decoded],
     keys: impl Fn(&Protected) -> Result<(Vec<Jwk>, KeyOrigin), String>,
 ) -> CardSignature {
-    let payloads: Vec<String> = signed_payloads(card)
-        .iter()
-        .map(|p| URL_SAFE_NO_PAD.encode(p))
-        .collect();
+    let forms = signed_forms(card);
     let mut first_failure = None;
     for entry in entries {
         let verdict = entry
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|(header, jws)| verify_one(header, jws, &payloads, &keys));
+            .and_then(|(header, jws)| verify_one(header, jws, &forms, &keys));
         match verdict {
             Ok(verified) => return verified,
             Err(why) => {
@@ -267,16 +354,15 @@ fn verify(
     }
 }
 
-/// One signature: `jws` is `protected.signature`, the payload left out (RFC 7515 Appendix F).
-fn verify_one(
-    header: &Protected,
-    jws: &str,
-    payloads: &[String],
-    keys: &impl Fn(&Protected) -> Result<(Vec<Jwk>, KeyOrigin), String>,
-) -> Result<CardSignature, String> {
+/// The algorithm of a header whose signature can verify at all; checked before any key is
+/// looked for, so a header that can never verify fetches nothing.
+fn usable_alg(header: &Protected) -> Result<Algorithm, String> {
     // A critical extension we do not understand makes the JWS invalid (RFC 7515 §4.1.11).
     if header.crit.is_some() {
         return Err("its header has crit parameters we do not know".into());
+    }
+    if header.kid.as_ref().is_some_and(|kid| kid.chars().count() > MAX_KID) {
+        return Err(format!("its kid is over {MAX_KID} characters"));
     }
     let alg: Algorithm = header
         .alg
@@ -286,6 +372,17 @@ fn verify_one(
     if alg.family() == AlgorithmFamily::Hmac {
         return Err(format!("alg {:?} is not a public-key algorithm", header.alg));
     }
+    Ok(alg)
+}
+
+/// One signature: `jws` is `protected.signature`, the payload left out (RFC 7515 Appendix F).
+fn verify_one(
+    header: &Protected,
+    jws: &str,
+    forms: &[SignedForm],
+    keys: &impl Fn(&Protected) -> Result<(Vec<Jwk>, KeyOrigin), String>,
+) -> Result<CardSignature, String> {
+    let alg = usable_alg(header)?;
     let (candidates, origin) = keys(header)?;
     let matching: Vec<&Jwk> = candidates
         .iter()
@@ -299,40 +396,78 @@ fn verify_one(
         return Err(format!("no key with kid {:?}", crate::text::one_line(kid)));
     }
     let (protected, signature) = jws.split_once('.').unwrap_or((jws, ""));
+    let mut covers_less = false;
     for key in matching {
         let Ok(decoding) = DecodingKey::from_jwk(key) else {
             continue;
         };
-        for payload in payloads {
-            let input = format!("{protected}.{payload}");
-            if jsonwebtoken::crypto::verify(signature, input.as_bytes(), &decoding, alg).unwrap_or(false) {
-                let kid = header.kid.clone().or_else(|| key.common.key_id.clone());
-                return Ok(CardSignature::Verified {
-                    kid: crate::text::one_line(&kid.unwrap_or_else(|| "(no kid)".into())),
-                    key: origin,
-                });
+        // The served form first: another is tried only when it fails.
+        for form in forms {
+            let input = format!("{protected}.{}", form.encoded);
+            if !jsonwebtoken::crypto::verify(signature, input.as_bytes(), &decoding, alg).unwrap_or(false) {
+                continue;
             }
+            if !form.reads_as_served {
+                covers_less = true;
+                continue;
+            }
+            let kid = header.kid.clone().or_else(|| key.common.key_id.clone());
+            return Ok(CardSignature::Verified {
+                kid: shown_kid(&kid.unwrap_or_else(|| "(no kid)".into())),
+                key: origin,
+            });
         }
     }
-    Err("the signature does not match the card".into())
+    Err(if covers_less {
+        "fields outside the signature".into()
+    } else {
+        "the signature does not match the card".into()
+    })
 }
 
-/// The canonical bytes a signer may have covered, distinct: the card as served, the spec's form
-/// with default values removed (§8.4.1), and a2a-python's form, which also drops empty strings,
-/// lists and objects that are REQUIRED (docs/protocol-notes.md, "Signed cards").
-fn signed_payloads(card: &Value) -> Vec<Vec<u8>> {
+/// A kid as shown: one line, and short enough that what follows it on the agent's row (whether
+/// the key is trusted) stays in view; a key in the card's own header may carry any kid.
+fn shown_kid(kid: &str) -> String {
+    const SHOWN: usize = 64;
+    let line = crate::text::one_line(kid);
+    match line.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// A canonical form a signer may have covered, base64url-encoded for the JWS signing input.
+struct SignedForm {
+    encoded: String,
+    /// The card we use (decoded from the bytes as served) reads the same from this form. A form
+    /// that drops more than defaults does not: what it dropped (an empty `securityRequirements`
+    /// entry, an empty scheme) is not covered, yet would steer the credential (auth::card_auth).
+    reads_as_served: bool,
+}
+
+/// The canonical forms a signer may have covered, distinct, the card as served first; then the
+/// spec's form with default values removed (§8.4.1), and a2a-python's form, which also drops
+/// empty strings, lists and objects that are REQUIRED (docs/protocol-notes.md, "Signed cards").
+fn signed_forms(card: &Value) -> Vec<SignedForm> {
     let mut served = card.clone();
     if let Some(o) = served.as_object_mut() {
         o.remove("signatures");
     }
+    let read = |form: &Value| serde_json::from_value::<AgentCard>(form.clone()).ok();
+    let used = read(&served);
     let spec = without_defaults(&served, Shape::Card);
-    let sdk = without_empties(&spec);
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    for form in [served, spec, sdk.unwrap_or(Value::Object(Map::new()))] {
-        if let Ok(bytes) = serde_json_canonicalizer::to_vec(&form)
-            && !out.contains(&bytes)
+    let sdk = without_empties(&spec).unwrap_or(Value::Object(Map::new()));
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut out = Vec::new();
+    for (i, form) in [served, spec, sdk].iter().enumerate() {
+        if let Ok(bytes) = serde_json_canonicalizer::to_vec(form)
+            && !seen.contains(&bytes)
         {
-            out.push(bytes);
+            out.push(SignedForm {
+                encoded: URL_SAFE_NO_PAD.encode(&bytes),
+                reads_as_served: i == 0 || (used.is_some() && read(form) == used),
+            });
+            seen.push(bytes);
         }
     }
     out
@@ -608,7 +743,7 @@ mod tests {
         );
         let mut c = card();
         c["signatures"] = json!([hs]);
-        let header_keys = |h: &Protected| header_keys(h, &HashMap::new());
+        let header_keys = |h: &Protected| header_keys(h, &JkuKeys::new());
         assert_eq!(
             check(&c, header_keys).mark(),
             "✗ alg \"HS256\" is not a public-key algorithm"
@@ -634,7 +769,7 @@ mod tests {
             &key,
             Algorithm::ES256,
         );
-        let verdict = check(&c, |h: &Protected| header_keys(h, &HashMap::new()));
+        let verdict = check(&c, |h: &Protected| header_keys(h, &JkuKeys::new()));
         assert_eq!(
             verdict,
             CardSignature::Verified {
@@ -643,7 +778,7 @@ mod tests {
             }
         );
         let c = signed(&card(), &json!({"alg": "ES256", "kid": "k"}), &key, Algorithm::ES256);
-        let verdict = check(&c, |h: &Protected| header_keys(h, &HashMap::new()));
+        let verdict = check(&c, |h: &Protected| header_keys(h, &JkuKeys::new()));
         assert_eq!(
             verdict.mark(),
             "✗ no key: no card_keys pinned, no jwk or jku in its header"

@@ -95,6 +95,14 @@ pub struct ConnArgs {
     /// whole round].
     #[arg(long, global = true, value_name = "SECONDS")]
     pub timeout: Option<f64>,
+    /// A key the agent's card must be signed with: a JWK or JWK Set file (repeatable), like a
+    /// config entry's card_keys; the only keys tried. For the agent named on the command line.
+    #[arg(long = "card-key", global = true, value_name = "FILE")]
+    pub card_keys: Vec<PathBuf>,
+    /// Send no credential (token, headers, push token) to an agent unless its card is signed with
+    /// a --card-key key or a key set on the card's own origin, like require_signed_card = true.
+    #[arg(long, global = true)]
+    pub require_signed_card: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

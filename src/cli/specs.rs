@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use jsonwebtoken::jwk::Jwk;
+
 use super::Error;
 use super::args::{BindingArg, ConnArgs, WatchArgs};
 use crate::a2a::auth::{Given, Secret};
 use crate::a2a::signature::CardTrust;
 use crate::a2a::{Binding, Client, ClientOptions};
-use crate::config::{AgentConfig, Config, parse_binding};
+use crate::config::{AgentConfig, Config, parse_binding, read_card_key_file};
 use crate::push::{Push, PushError, PushSettings};
 use crate::tap::TapArg;
 use crate::watch::{AgentSpec, Credential, WatchOptions};
@@ -39,8 +41,21 @@ impl ConnArgs {
             headers: self.headers.iter().map(parse_header).collect::<Result<_, _>>()?,
             allow_insecure_http: self.allow_insecure_http,
             request_timeout: self.timeout_or(REQUEST_TIMEOUT)?,
+            card_trust: CardTrust::new(self.pinned_keys()?, self.require_signed_card),
             ..ClientOptions::default()
         })
+    }
+
+    /// `--card-key` files, read with the config's `card_keys` reader.
+    fn pinned_keys(&self) -> Result<Option<Arc<[Jwk]>>, Error> {
+        if self.card_keys.is_empty() {
+            return Ok(None);
+        }
+        let mut keys = Vec::new();
+        for file in &self.card_keys {
+            keys.extend(read_card_key_file(file).map_err(|e| Error::Usage(format!("--card-key {e}")))?);
+        }
+        Ok(Some(keys.into()))
     }
 
     pub async fn connect(&self, url: &str) -> Result<Client, Error> {
@@ -70,7 +85,7 @@ fn parse_agent_arg(arg: &str) -> (Option<String>, String) {
 pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result<Vec<AgentSpec>, Error> {
     let mut specs: Vec<AgentSpec> = config.agent.iter().map(AgentConfig::spec).collect();
     let mut options = conn.options()?;
-    options.card_trust.required = config.require_signed_card;
+    options.card_trust.required |= config.require_signed_card;
     // `--token` is meant for the one agent watched; among several, no one agent is meant.
     let shared = specs.len() + args.agents.len() + args.taps.len() + config.tap.len() > 1;
     // `--name` names the one `--agent` (its own `NAME=` first); among several it would name none.
@@ -138,6 +153,12 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
             )));
         };
         specs[index].tasks.push(id.to_string());
+    }
+    // `--require-signed-card` only ever adds the rule: it holds for the config's agents too.
+    if conn.require_signed_card {
+        for spec in &mut specs {
+            spec.client.card_trust.required = true;
+        }
     }
     refuse_shared_token_vars(&specs)?;
     Ok(specs)

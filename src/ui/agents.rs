@@ -71,12 +71,16 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                 // A2A 1.0 §8.4: what the card's signatures say, first, since it says whom the
                 // rest of the row is from.
                 if let Some(signature) = a.info.as_ref().and_then(|info| info.card_signature.as_ref()) {
-                    let style = if signature.verified() {
+                    // A key from the card itself (or another origin) verifies, but says nothing
+                    // of who wrote the card.
+                    let style = if signature.trusted() {
                         t.dim()
+                    } else if signature.verified() {
+                        Style::new().fg(t.degraded)
                     } else {
                         Style::new().fg(t.broken)
                     };
-                    spans.push(Span::styled(format!("{}; ", line(&signature.label(), 48)), style));
+                    spans.push(Span::styled(format!("{}; ", line(&signature.label(), 120)), style));
                 }
                 spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
                 if a.listing_cut {

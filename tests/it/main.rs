@@ -26,6 +26,7 @@ mod secrets;
 mod security;
 mod security_more;
 mod signed_cards;
+mod signed_trust;
 mod smaller;
 mod steer;
 mod tap;

@@ -45,7 +45,7 @@ print(json.dumps({'card': MessageToDict(card), 'jwk': jwk}))
 "#;
 
 /// `card` signed by a2a-python with a new `alg` key named `kid`: the card as served, and the key.
-fn sdk_signed(card: &Value, alg: &str, kid: &str, jku: &str) -> (Value, Value) {
+pub(crate) fn sdk_signed(card: &Value, alg: &str, kid: &str, jku: &str) -> (Value, Value) {
     use std::io::Write;
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/.venv-py13/bin/python");
     let mut child = std::process::Command::new(&python)
@@ -66,11 +66,11 @@ fn sdk_signed(card: &Value, alg: &str, kid: &str, jku: &str) -> (Value, Value) {
     (signed["card"].clone(), signed["jwk"].clone())
 }
 
-fn pinned(jwk: &Value) -> CardTrust {
+pub(crate) fn pinned(jwk: &Value) -> CardTrust {
     CardTrust::new(Some(keys_from_json(jwk).into()), false)
 }
 
-async fn verdict(url: &str, trust: CardTrust) -> Option<CardSignature> {
+pub(crate) async fn verdict(url: &str, trust: CardTrust) -> Option<CardSignature> {
     let opts = ClientOptions {
         card_trust: trust,
         ..ClientOptions::default()
@@ -78,10 +78,12 @@ async fn verdict(url: &str, trust: CardTrust) -> Option<CardSignature> {
     Client::connect(url, opts).await.expect("connects").card_signature
 }
 
-/// A card that asks for a bearer token; its requirement's empty scope list is `{}`, which the
-/// SDK's signer leaves out of what it signs (docs/protocol-notes.md, "Signed cards").
-fn trips() -> Value {
+/// A card that asks for a bearer token. Its requirement names a scope: an empty scope list is
+/// `{}`, which the SDK's signer leaves out of what it signs, so such a card does not verify
+/// (docs/protocol-notes.md, "Signed cards"; signed_trust.rs).
+pub(crate) fn trips() -> Value {
     let mut trips = card("trips", bearer());
+    trips["securityRequirements"] = json!([{"schemes": {"s": {"list": ["trips"]}}}]);
     // Canonical JSON writes non-ASCII as UTF-8, unescaped (RFC 8785 §3.2.2.2).
     trips["skills"] = json!([{"id": "plan", "name": "Plan a trip", "description": "Zürich → Kyoto, 🚆", "tags": []}]);
     trips
@@ -330,7 +332,7 @@ async fn json_agent_lines_carry_the_card_signature() {
 }
 
 /// A fresh folder under the target dir for a config and its key files.
-fn tempdir() -> std::path::PathBuf {
+pub(crate) fn tempdir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("a2a-watch-signed-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     dir

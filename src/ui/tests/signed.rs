@@ -1,4 +1,5 @@
-//! What a signed card shows on its agent's row: `signed ✓ kid`, `signed ✗ why`, or nothing.
+//! What a signed card shows on its agent's row: `signed ✓ kid` (and whether the key proves
+//! anything), `signed ✗ why`, or nothing.
 
 use super::*;
 use crate::a2a::signature::{CardSignature, KeyOrigin};
@@ -27,6 +28,15 @@ fn the_agent_row_says_whether_its_card_verifies() {
             why: "the signature does not match the card".into(),
         },
     );
+    // A key from the card itself verifies, and the row says, in full, that it proves nothing.
+    signed_as(
+        &mut s,
+        REVIEWER,
+        CardSignature::Verified {
+            kid: "reviewer-key-2026".into(),
+            key: KeyOrigin::Header,
+        },
+    );
     let mut app = app(s);
     let terminal = render(&mut app, 160, 48);
     let buffer = terminal.backend().buffer();
@@ -43,7 +53,8 @@ fn the_agent_row_says_whether_its_card_verifies() {
         "{text}"
     );
     assert!(
-        !row("code-reviewer ").contains("signed"),
-        "an unsigned card shows nothing"
+        row("code-reviewer ").contains("signed ✓ reviewer-key-2026 (key from the card itself, not pinned);"),
+        "{text}"
     );
+    assert!(!row("assistant ").contains("signed"), "an unsigned card shows nothing");
 }
