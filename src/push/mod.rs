@@ -36,6 +36,17 @@ const PATH: &str = "push";
 /// A delivered task may be as large as a streamed event may be.
 const DELIVERY_LIMIT: usize = DEFAULT_FRAME_LIMIT;
 
+/// An agent sends a delivery, one small request, whole and at once: a client that has not sent
+/// its head in 3 s, or a connection not done in 15 s, is cut off, so that clients without the
+/// token (which need not stop at the token check) cannot keep agents out. One peer holds at
+/// most 8 of the 64 places; behind a tunnel every agent is one peer, and the time limits hold.
+const RECEIVER_LIMITS: local_server::Limits = local_server::Limits {
+    connections: 64,
+    per_peer: 8,
+    header: Duration::from_secs(3),
+    whole: Some(Duration::from_secs(15)),
+};
+
 /// What the user chose: `--push-listen`, `--push-url`, `--push-allow-remote` (or the config).
 #[derive(Debug, Clone)]
 pub struct PushSettings {
@@ -231,7 +242,7 @@ impl Push {
             return;
         };
         let receiver = Arc::new(Receiver { push: self, events });
-        local_server::serve(listener, local_server::CONNECTION_LIMIT, receiver).await;
+        local_server::serve(listener, RECEIVER_LIMITS, receiver).await;
     }
 
     /// What wakes the task's watcher, if the delivery says the task ended.

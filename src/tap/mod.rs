@@ -30,6 +30,16 @@ use crate::event::{self, AgentId};
 use crate::local_server;
 use crate::watch::AgentSpec;
 
+/// A planner's streams may stay open for hours; one peer (on loopback, every local process)
+/// may hold 32 of a tap's 64 places, enough for a busy planner's streams, so that no other
+/// address can take them all.
+const LIMITS: local_server::Limits = local_server::Limits {
+    connections: 64,
+    per_peer: 32,
+    header: Duration::from_secs(10),
+    whole: None,
+};
+
 /// One `--tap [NAME=]LISTEN=UPSTREAM`, or one `[[tap]]` of the config file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TapArg {
@@ -190,7 +200,7 @@ impl Taps {
                 events: events.clone(),
                 backlog: Default::default(),
             });
-            tasks.spawn(local_server::serve(b.listener, local_server::CONNECTION_LIMIT, tap));
+            tasks.spawn(local_server::serve(b.listener, LIMITS, tap));
         }
         Running { _tasks: tasks }
     }

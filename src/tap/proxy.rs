@@ -106,14 +106,31 @@ fn target(upstream: &Url, uri: &http::Uri) -> Url {
 
 /// Whether a planner's path could leave the upstream's path prefix once appended to it: a dot
 /// segment (RFC 3986 section 5.2.4), literal or percent-encoded (URL parsers, ours included,
-/// read `%2e%2e` as `..`; some servers read `..;` so), or an encoded separator (`%2f`, `%5c`)
-/// that the agent may decode into one. No A2A path has any of them.
+/// read `%2e%2e` as `..`; some servers read `..;` so), an encoded separator (`%2f`, `%5c`)
+/// that the agent may decode into one, or an encoded `%` (`%25`), which an agent that decodes
+/// twice reads as any of those (`%252e%252e`). No A2A path has any of them.
 fn leaves_prefix(path: &str) -> bool {
     path.split('/').any(|segment| {
         let decoded: Vec<u8> = percent_encoding::percent_decode_str(segment).collect();
         let name = decoded.split(|b| *b == b';').next().unwrap_or_default();
-        matches!(name, b"." | b"..") || decoded.iter().any(|b| matches!(b, b'/' | b'\\'))
+        matches!(name, b"." | b"..") || decoded.iter().any(|b| matches!(b, b'/' | b'\\' | b'%'))
     })
+}
+
+/// Why a request is not one to forward, if it is not: only an origin-form target (RFC 9112
+/// section 3.2.1, a path from `/`) goes under the agent's path. `OPTIONS *` would become
+/// `/a2a*`, a sibling of the prefix, and CONNECT (RFC 9110 section 9.3.6) asks for a tunnel
+/// to its authority, not an A2A call.
+fn not_forwarded(method: &http::Method, path: &str) -> Option<&'static str> {
+    if method == http::Method::CONNECT {
+        Some("CONNECT (a tunnel) is not forwarded")
+    } else if !path.starts_with('/') {
+        Some("only a request for a path (from /) is forwarded")
+    } else if leaves_prefix(path) {
+        Some("a path that could leave the agent's path is refused")
+    } else {
+        None
+    }
 }
 
 /// A short plain answer of the tap's own (never with a URL or a header in it).
@@ -139,11 +156,8 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
     if let Some(foreign) = local_server::foreign(&parts.headers, local) {
         return plain(StatusCode::FORBIDDEN, foreign.reason());
     }
-    if leaves_prefix(parts.uri.path()) {
-        return plain(
-            StatusCode::BAD_REQUEST,
-            "a path that could leave the agent's path is refused",
-        );
+    if let Some(refused) = not_forwarded(&parts.method, parts.uri.path()) {
+        return plain(StatusCode::BAD_REQUEST, refused);
     }
     let mut headers = end_to_end(&parts.headers);
     // The observer reads what passes; a compressed body it could not. The planner takes identity.
@@ -300,6 +314,8 @@ mod tests {
             "/a%2f..%2fadmin",
             "/a%5cb",
             "/..",
+            "/%252e%252e/admin",
+            "/a%25b",
         ] {
             assert!(leaves_prefix(bad), "{bad}");
         }
@@ -312,6 +328,14 @@ mod tests {
         ] {
             assert!(!leaves_prefix(ok), "{ok}");
         }
+    }
+
+    #[test]
+    fn only_origin_form_targets_are_forwarded() {
+        assert!(not_forwarded(&http::Method::GET, "/tasks").is_none());
+        assert!(not_forwarded(&http::Method::OPTIONS, "*").is_some());
+        assert!(not_forwarded(&http::Method::GET, "").is_some());
+        assert!(not_forwarded(&http::Method::CONNECT, "/").is_some());
     }
 
     #[test]

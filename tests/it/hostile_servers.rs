@@ -21,7 +21,7 @@ use axum::extract::Request;
 use axum::routing::{get, post};
 use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -29,13 +29,17 @@ use crate::cli::spawn;
 use crate::demo_client::{TOKEN, start_demo};
 use crate::scenarios::{connect, message};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 const PLANNER_AUTH: &str = "Bearer planner-s3cret";
 
 /// Sends `request` as it is written and reads the whole answer (the server closes after it:
 /// every request here says `Connection: close`).
-async fn raw(at: SocketAddr, request: &str) -> String {
-    let mut stream = TcpStream::connect(at).await.expect("connects");
+pub(crate) async fn raw(at: SocketAddr, request: &str) -> String {
+    raw_over(TcpStream::connect(at).await.expect("connects"), request).await
+}
+
+/// `raw` over a connection already made.
+pub(crate) async fn raw_over(mut stream: TcpStream, request: &str) -> String {
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     tokio::time::timeout(WAIT, stream.read_to_end(&mut answer))
@@ -45,18 +49,20 @@ async fn raw(at: SocketAddr, request: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
-fn status_of(answer: &str) -> u16 {
+pub(crate) fn status_of(answer: &str) -> u16 {
     answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
 /// A GET of `path` with `host`, the planner's credential and any `extra` header lines.
-fn get_request(path: &str, host: &str, extra: &str) -> String {
+pub(crate) fn get_request(path: &str, host: &str, extra: &str) -> String {
     format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: {PLANNER_AUTH}\r\n{extra}Connection: close\r\n\r\n")
 }
 
 /// An agent under `/a2a` that records every request that reaches it (`METHOD path`), and serves
 /// `card` (its interface URLs under `/a2a`) at the well-known path.
-async fn recording_agent(card: impl Fn(&str) -> Value + Send + Sync + 'static) -> (String, Arc<Mutex<Vec<String>>>) {
+pub(crate) async fn recording_agent(
+    card: impl Fn(&str) -> Value + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}/a2a", listener.local_addr().unwrap());
     let card = card(&base);
@@ -81,7 +87,7 @@ async fn recording_agent(card: impl Fn(&str) -> Value + Send + Sync + 'static) -
     (base, seen)
 }
 
-fn card_under(base: &str, signed: bool) -> Value {
+pub(crate) fn card_under(base: &str, signed: bool) -> Value {
     let mut card = json!({
         "name": "signer",
         "supportedInterfaces": [{"url": format!("{base}/rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]
@@ -93,7 +99,7 @@ fn card_under(base: &str, signed: bool) -> Value {
 }
 
 /// The library's tap in front of `upstream`, its events on a channel.
-async fn tap_in_front_of(
+pub(crate) async fn tap_in_front_of(
     upstream: &str,
     strip_signatures: bool,
 ) -> (a2a_watch::tap::Running, SocketAddr, event::Receiver) {
@@ -209,13 +215,25 @@ async fn a_half_sent_request_head_is_cut_off() {
     let mut silent = TcpStream::connect(at).await.unwrap();
     let started = Instant::now();
     for stream in [&mut half_sent, &mut silent] {
-        let mut rest = Vec::new();
-        let closed = tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut rest)).await;
-        assert!(closed.is_ok(), "the connection is still open after 30 s");
+        closed_between(stream, started, Duration::from_secs(5), Duration::from_secs(30)).await;
     }
+}
+
+/// Waits for the server to close `stream`: `since` then, by `latest`, and not before `earliest`
+/// (the client had its time).
+pub(crate) async fn closed_between(
+    stream: &mut (impl AsyncRead + Unpin),
+    since: Instant,
+    earliest: Duration,
+    latest: Duration,
+) {
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout_at((since + latest).into(), stream.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "still open after {latest:?}");
+    let after = since.elapsed();
     assert!(
-        started.elapsed() >= Duration::from_secs(5),
-        "not before the client had time"
+        after >= earliest,
+        "closed after {after:?}, before the client had {earliest:?}"
     );
 }
 
@@ -264,7 +282,7 @@ async fn card_bytes(base: &str) -> bytes::Bytes {
     card.bytes().await.unwrap()
 }
 
-async fn next_event(events: &mut event::Receiver) -> Event {
+pub(crate) async fn next_event(events: &mut event::Receiver) -> Event {
     tokio::time::timeout(WAIT, events.recv())
         .await
         .expect("an event")
@@ -300,11 +318,20 @@ async fn a_signed_card_passes_unchanged_unless_the_tap_strips_its_signatures() {
     );
 }
 
-/// Holds `n` connections open, their request heads not yet sent.
-async fn occupy(at: SocketAddr, n: usize) -> Vec<TcpStream> {
+/// A connection to `at` from `source`, a loopback address of its own (all of 127/8 is loopback
+/// on Linux), so that it counts as another peer.
+pub(crate) async fn connect_from(source: [u8; 4], at: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::from((source, 0))).unwrap();
+    socket.connect(at).await.expect("connects")
+}
+
+/// Holds `n` connections open, their request heads not yet sent, 8 from each of as many
+/// loopback addresses as that takes (no peer over its own cap).
+pub(crate) async fn occupy(at: SocketAddr, n: usize) -> Vec<TcpStream> {
     let mut held = Vec::new();
-    for _ in 0..n {
-        held.push(TcpStream::connect(at).await.unwrap());
+    for i in 0..n {
+        held.push(connect_from([127, 0, 1, 1 + (i / 8) as u8], at).await);
     }
     // Accepted, not merely queued by the kernel.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -313,7 +340,7 @@ async fn occupy(at: SocketAddr, n: usize) -> Vec<TcpStream> {
 
 /// `a2a-watch --json` with `args` and one tap: where the tap listens, the line that says so,
 /// and the agent lines as they come.
-async fn dashboard(
+pub(crate) async fn dashboard(
     args: &[&str],
 ) -> (
     tokio::process::Child,
@@ -344,7 +371,11 @@ async fn dashboard(
 }
 
 /// Waits for an agent line for which `wanted` holds.
-async fn agent_line(lines: &mut mpsc::UnboundedReceiver<Value>, what: &str, wanted: impl Fn(&Value) -> bool) {
+pub(crate) async fn agent_line(
+    lines: &mut mpsc::UnboundedReceiver<Value>,
+    what: &str,
+    wanted: impl Fn(&Value) -> bool,
+) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let line = tokio::time::timeout_at(deadline, lines.recv())
@@ -400,7 +431,7 @@ async fn the_binary_counts_503s_and_says_a_signed_card_went_around_the_tap() {
 
 /// An A2A agent (JSON-RPC) whose card offers push notifications and that takes every push
 /// config it is given, handing each on to `configs`.
-async fn push_taking_agent(configs: mpsc::UnboundedSender<Value>) -> String {
+pub(crate) async fn push_taking_agent(configs: mpsc::UnboundedSender<Value>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let card = json!({
