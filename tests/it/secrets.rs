@@ -336,10 +336,25 @@ async fn recordings_and_screenshots_are_private_never_through_a_link_nor_over_an
     let again = record(&agent, &recording, false).await;
     assert!(!again.status.success());
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    // --force writes a new file in its place: a hard link to the old one keeps the old recording.
     std::fs::set_permissions(&recording, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let hard_link = dir.join("hard-link.ndjson");
+    std::fs::hard_link(&recording, &hard_link).unwrap();
+    let old = std::fs::read_to_string(&recording).unwrap();
     let forced = record(&agent, &recording, true).await;
     assert!(forced.status.success(), "{}", stderr(&forced));
     assert_eq!(mode(&recording), 0o600);
+    assert_eq!(std::fs::read_to_string(&hard_link).unwrap(), old);
+    assert_ne!(std::fs::read_to_string(&recording).unwrap(), old);
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left.len(),
+        3,
+        "nothing but the recording, its link and the victim: {left:?}"
+    );
 
     // Another file, or a link to one: never written, --force or not.
     let link = dir.join("link.ndjson");
