@@ -84,6 +84,39 @@ impl fmt::Display for ShownUrl {
     }
 }
 
+/// A URL as the user gave it (a flag, the config), query and all, for connecting to the agent:
+/// it derefs to the text given, and its `Debug` shows only [`ShownUrl::of_input`], so a key in
+/// its query cannot reach a log through a struct holding it.
+#[derive(Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(transparent)]
+pub struct GivenUrl(String);
+
+impl GivenUrl {
+    pub fn new(given: impl Into<String>) -> GivenUrl {
+        GivenUrl(given.into())
+    }
+}
+
+impl std::ops::Deref for GivenUrl {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for GivenUrl {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for GivenUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(ShownUrl::of_input(&self.0).as_str(), f)
+    }
+}
+
 /// Read back (a recording) through the same cut: a file written by an older version, or edited
 /// by hand, yields the shown form too.
 impl<'de> Deserialize<'de> for ShownUrl {
