@@ -92,7 +92,7 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     pub name: Option<String>,
-    pub url: String,
+    pub url: crate::a2a::shown::GivenUrl,
     /// The env var holding this agent's token.
     pub token_env: Option<String>,
     /// A command that prints the token, like `gh auth token`.

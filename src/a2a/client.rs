@@ -130,12 +130,24 @@ impl Default for ClientOptions {
 }
 
 /// The interface in use (spec section 8.3.2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub url: Url,
     pub binding: Binding,
     pub version: ProtocolVersion,
     pub tenant: Option<String>,
+}
+
+/// The URL in its shown form: a card may put a key in its interface's query (README "Security").
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &ShownUrl::of(&self.url))
+            .field("binding", &self.binding)
+            .field("version", &self.version)
+            .field("tenant", &self.tenant)
+            .finish()
+    }
 }
 
 pub struct Client {

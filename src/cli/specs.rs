@@ -143,7 +143,7 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
             Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
             _ => specs
                 .iter()
-                .position(|s| s.name.as_deref() == Some(agent) || s.url == agent),
+                .position(|s| s.name.as_deref() == Some(agent) || &*s.url == agent),
         };
         let Some(index) = index else {
             let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
@@ -224,7 +224,7 @@ fn attach_tap(
 impl AgentConfig {
     /// One `[[agent]]` table of the config file, with its own token source, binding and headers.
     pub fn spec(&self) -> AgentSpec {
-        let mut spec = AgentSpec::new(self.url.clone());
+        let mut spec = AgentSpec::new(self.url.to_string());
         spec.name = self.name.clone();
         spec.client = ClientOptions {
             name: self.name.clone(),
@@ -307,7 +307,10 @@ mod tests {
 
     use clap::Parser;
 
+    use serde_json::json;
+
     use super::*;
+    use crate::a2a::discovery::Discovered;
     use crate::cli::Cli;
 
     fn cli(args: &[&str]) -> Cli {
@@ -419,19 +422,35 @@ mod tests {
     }
 
     #[test]
-    fn debug_output_never_shows_a_token_or_a_header_value() {
-        let text = "[[agent]]\nurl = \"h\"\ntoken = \"s3cret\"\nheaders = { \"X-Api-Key\" = \"hdr-s3cret\" }\n";
-        let c = Config::parse(text, Path::new("c")).unwrap();
+    fn debug_output_never_shows_a_token_a_header_value_or_a_url_query() {
+        let url = "http://127.0.0.1:9/a2a?key=url-s3cret";
+        let text =
+            format!("[[agent]]\nurl = \"{url}\"\ntoken = \"s3cret\"\nheaders = {{ \"X-Api-Key\" = \"hdr-s3cret\" }}\n");
+        let c = Config::parse(&text, Path::new("c")).unwrap();
         let spec = c.agent[0].spec();
+        // A client on a card whose interface carries the key too.
+        let interface = json!({"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"});
+        let found = Discovered {
+            card: serde_json::from_value(json!({"name": "a", "supportedInterfaces": [interface]})).unwrap(),
+            source: url.to_string(),
+            base: Some(url::Url::parse(url).unwrap()),
+            signature: None,
+        };
+        let client = Client::from_discovered(reqwest::Client::new(), found, spec.client.clone()).unwrap();
         for shown in [
             format!("{c:?}"),
             format!("{:?}", c.agent[0]),
             format!("{spec:?}"),
             format!("{:?}", spec.client),
             format!("{:?}", spec.credential),
+            format!("{client:?}"),
         ] {
             assert!(!shown.contains("s3cret"), "{shown}");
         }
+        assert!(
+            format!("{spec:?}").contains("http://127.0.0.1:9/a2a"),
+            "the URL still shows"
+        );
         assert!(
             format!("{:?}", spec.client).contains("X-Api-Key"),
             "header names still show"
@@ -454,7 +473,7 @@ mod tests {
         assert_eq!(specs.len(), 2);
         assert_eq!(specs[0].name.as_deref(), Some("ops"));
         assert_eq!(specs[0].tap, Some("127.0.0.1:9000".parse().unwrap()));
-        assert_eq!(specs[1].url, "http://127.0.0.1:2");
+        assert_eq!(&*specs[1].url, "http://127.0.0.1:2");
         assert_eq!(specs[1].client.name.as_deref(), Some("dev"), "it selects A2A_TOKEN_DEV");
         assert_eq!(specs[1].tap, Some("127.0.0.1:9001".parse().unwrap()));
         assert_eq!(specs[1].tasks, ["t-1"]);

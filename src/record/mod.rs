@@ -11,7 +11,7 @@
 //! included (`ndjson`), and shown through the same sanitising as live text when replayed.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Seek, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -188,14 +188,16 @@ pub fn open_without_link(options: &mut OpenOptions, path: &Path, what: &str) -> 
 /// bytes each.
 const HEADER_LIMIT: u64 = 1024 * 1024;
 
-/// Opens the file at `path` to record over it: only a regular file reached without a link
-/// (`O_NOFOLLOW`, on the file opened, so nothing can be swapped in between), whose first line is
-/// a recording header, and only with `force`. Truncated and made 0600 through the same handle.
+/// Records over the file at `path`: only a regular file reached without a link (`O_NOFOLLOW`),
+/// whose first line is a recording header, and only with `force`. The new recording is a fresh
+/// private file beside it ([`create_private`]'s rules, through `tempfile`), renamed over the path:
+/// the old file is never written, so a hard link to it or a reader holding it open keeps the old
+/// recording, and a failure leaves it whole (rename(2) replaces the name atomically).
 fn replace_recording(path: &Path, force: bool) -> io::Result<File> {
-    let mut file = open_without_link(OpenOptions::new().read(true).write(true), path, "a recording")?;
+    let old = open_without_link(OpenOptions::new().read(true), path, "a recording")?;
     let refused = |why: &str| io::Error::new(io::ErrorKind::AlreadyExists, why.to_string());
     let mut first = Vec::new();
-    io::BufReader::new((&file).take(HEADER_LIMIT)).read_until(b'\n', &mut first)?;
+    io::BufReader::new(old.take(HEADER_LIMIT)).read_until(b'\n', &mut first)?;
     let is_recording = serde_json::from_slice::<serde_json::Value>(&first)
         .is_ok_and(|header| header.get("recording").and_then(|v| v.as_str()) == Some(MAGIC));
     if !is_recording {
@@ -204,11 +206,15 @@ fn replace_recording(path: &Path, force: bool) -> io::Result<File> {
     if !force {
         return Err(refused("a recording is there already; --force replaces it"));
     }
-    file.set_len(0)?;
-    file.seek(io::SeekFrom::Start(0))?;
-    #[cfg(unix)]
-    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    Ok(file)
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // Created 0600 with O_EXCL (tempfile's defaults on unix); removed again if the rename fails.
+    let fresh = tempfile::Builder::new()
+        .prefix(".a2a-watch-recording")
+        .tempfile_in(dir)?;
+    fresh.persist(path).map_err(|e| e.error)
 }
 
 /// One recorded event: when it arrived (milliseconds from the start) and what it was.

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 
 use crate::a2a::ClientOptions;
 use crate::a2a::auth::Secret;
-use crate::a2a::shown::ShownUrl;
+use crate::a2a::shown::{GivenUrl, ShownUrl};
 use crate::event::{self, AgentId, Command};
 
 /// Where an agent's credential comes from; resolved by the agent's task, so a failing
@@ -40,7 +40,7 @@ pub enum Credential {
 pub struct AgentSpec {
     /// The name the user gave (it selects `A2A_TOKEN_<NAME>`); the card's is shown otherwise.
     pub name: Option<String>,
-    pub url: String,
+    pub url: GivenUrl,
     pub client: ClientOptions,
     pub credential: Credential,
     /// How often tasks are listed again (and polled tasks fetched).
@@ -57,7 +57,7 @@ impl AgentSpec {
     pub fn new(url: impl Into<String>) -> AgentSpec {
         AgentSpec {
             name: None,
-            url: url.into(),
+            url: GivenUrl::new(url),
             client: ClientOptions::default(),
             credential: Credential::Default,
             poll_interval: Duration::from_secs(3),

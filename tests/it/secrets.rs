@@ -101,6 +101,43 @@ async fn a_key_in_an_agent_url_reaches_no_output_and_no_recording() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A URL that does not parse (a bad port here) is named in the agent's health, and in what a
+/// command prints to stderr, cut as a URL would be: no query, no password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_that_does_not_parse_is_named_without_its_key_or_password() {
+    let dir = scratch("unparsed");
+    let config = dir.join("config.toml");
+    let unparsed = format!("https://h:70000/a2a?key={SECRET}");
+    std::fs::write(&config, format!("[[agent]]\nurl = \"{unparsed}\"\n")).unwrap();
+    let config = config.to_str().unwrap();
+    let says_why = |l: &Value| {
+        l["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("neither a card file nor a URL"))
+    };
+    let (_child, lines) = headless_until(&["--config", config], Duration::from_secs(30), says_why).await;
+    let lines = lines.expect("the agent's row says its URL does not parse");
+    let printed: String = lines.iter().map(Value::to_string).collect();
+    assert!(!printed.contains(SECRET), "{printed}");
+    assert!(printed.contains("https://h:70000/a2a"), "{printed}");
+
+    let with_password = format!("https://u:{SECRET}/x@h:70000/a2a");
+    for args in [
+        vec!["--config", config, "status"],
+        vec!["list", unparsed.as_str()],
+        vec!["list", with_password.as_str()],
+    ] {
+        let out = run_within(&args, Duration::from_secs(30))
+            .await
+            .expect("the command ends");
+        assert!(!out.status.success(), "{args:?}");
+        let all = text(&out);
+        assert!(all.contains("neither a card file nor a URL"), "{args:?}: {all}");
+        assert!(!all.contains(SECRET), "{args:?}: {all}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---- token_command ----
 
 /// The dashboard run headless with `args`, its `--json` lines read until one satisfies `done`
@@ -299,10 +336,25 @@ async fn recordings_and_screenshots_are_private_never_through_a_link_nor_over_an
     let again = record(&agent, &recording, false).await;
     assert!(!again.status.success());
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    // --force writes a new file in its place: a hard link to the old one keeps the old recording.
     std::fs::set_permissions(&recording, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let hard_link = dir.join("hard-link.ndjson");
+    std::fs::hard_link(&recording, &hard_link).unwrap();
+    let old = std::fs::read_to_string(&recording).unwrap();
     let forced = record(&agent, &recording, true).await;
     assert!(forced.status.success(), "{}", stderr(&forced));
     assert_eq!(mode(&recording), 0o600);
+    assert_eq!(std::fs::read_to_string(&hard_link).unwrap(), old);
+    assert_ne!(std::fs::read_to_string(&recording).unwrap(), old);
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left.len(),
+        3,
+        "nothing but the recording, its link and the victim: {left:?}"
+    );
 
     // Another file, or a link to one: never written, --force or not.
     let link = dir.join("link.ndjson");
