@@ -399,9 +399,9 @@ mod tree;
 /// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
 mod audience;
 
+/// What a quiet stream shows, and what a task waiting on a person does not.
+mod quiet;
 /// Secrets on the agents panel: why push is off, URLs without their query.
 mod secrets;
 /// A signed card's verdict on its agent's row (A2A 1.0 §8.4).
 mod signed;
-/// What a quiet stream shows, and what a task waiting on a person does not.
-mod quiet;
