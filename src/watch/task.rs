@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::agent::Listed;
 use super::budget::CheckBudget;
 use super::{backoff, refresh_after, wait_after};
-use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse};
+use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse, Task};
 use crate::event::{AgentId, Command, Event, WatchMode};
 
 /// History asked for with GetTask; the store keeps no more than this either.
@@ -77,6 +77,8 @@ struct Quiet {
     marked: bool,
     /// `deadline` is a slot taken from the agent's budget: the GetTask is due at it.
     slot_taken: bool,
+    /// The task as the last GetTask of this spell found it, and the store took it.
+    last_checked: Option<Task>,
 }
 
 impl Quiet {
@@ -86,6 +88,7 @@ impl Quiet {
             deadline: Instant::now() + quiet_after,
             marked: false,
             slot_taken: false,
+            last_checked: None,
         }
     }
 
@@ -106,6 +109,17 @@ impl Quiet {
     /// After a GetTask that found the task live: the next one between 1x and 2x `quiet_after` on.
     fn checked(&mut self, quiet_after: Duration) {
         self.deadline = Instant::now() + quiet_after + quiet_after.mul_f64(super::jitter());
+    }
+
+    /// True if a GetTask found the task as the last one of this spell did: the store holds it
+    /// already, so it is not sent again. Waking the store's thread for a snapshot that changes
+    /// nothing was most of a quiet check's cost (BENCHMARKS.md, section 5).
+    fn repeats(&mut self, task: &Task) -> bool {
+        if self.last_checked.as_ref() == Some(task) {
+            return true;
+        }
+        self.last_checked = Some(task.clone());
+        false
     }
 }
 
@@ -424,7 +438,16 @@ impl TaskWatch {
                     if quiet.wait_for_slot(&self.checks) {
                         continue;
                     }
-                    if matches!(self.check().await.0, Next::Stop) {
+                    let found = self.client.get_task(&self.id, Some(HISTORY)).await;
+                    let repeated = match &found {
+                        Ok(task) => quiet.repeats(task),
+                        // A failure shows on the row: the next task found is news again.
+                        Err(_) => {
+                            quiet.last_checked = None;
+                            false
+                        }
+                    };
+                    if !repeated && matches!(self.report(found).await.0, Next::Stop) {
                         return Subscription::Stop;
                     }
                     quiet.checked(self.quiet_after);
@@ -444,6 +467,13 @@ impl TaskWatch {
                     && !names_another_task(event, &self.id)
                 {
                     missed |= generation.missed_before(event.generation());
+                    // The store holds the task as a snapshot on the stream says (the first
+                    // event of a subscription, spec section 3.1.6): a quiet check that finds
+                    // the same need not send it again.
+                    quiet.last_checked = match event {
+                        StreamResponse::Task(task) => Some(task.clone()),
+                        _ => None,
+                    };
                 }
                 match self.take(next, heard, &mut batch, &mut delivered) {
                     Taken::More => {}
@@ -487,7 +517,13 @@ impl TaskWatch {
 
     /// GetTask: the truth, what to do next, and the error if it failed.
     async fn check(&self) -> (Next, Option<Error>) {
-        match self.client.get_task(&self.id, Some(HISTORY)).await {
+        let found = self.client.get_task(&self.id, Some(HISTORY)).await;
+        self.report(found).await
+    }
+
+    /// Sends what a GetTask found to the store: what to do next, and the error if it failed.
+    async fn report(&self, found: Result<Task, Error>) -> (Next, Option<Error>) {
+        match found {
             Ok(task) => {
                 let class = task.status.state.class();
                 if !self
@@ -525,5 +561,29 @@ impl TaskWatch {
                 (next, Some(e))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(state: &str) -> Task {
+        serde_json::from_value(serde_json::json!({"id": "t1", "contextId": "c1", "status": {"state": state}})).unwrap()
+    }
+
+    #[test]
+    fn a_quiet_check_that_finds_the_task_unchanged_is_not_sent_again() {
+        let mut quiet = Quiet::new(Duration::from_secs(30));
+        assert!(
+            !quiet.repeats(&task("TASK_STATE_WORKING")),
+            "the first check of a spell is news"
+        );
+        assert!(quiet.repeats(&task("TASK_STATE_WORKING")), "the same task again is not");
+        assert!(!quiet.repeats(&task("TASK_STATE_COMPLETED")), "a changed task is news");
+        assert!(quiet.repeats(&task("TASK_STATE_COMPLETED")));
+        // A stream event begins a new spell: what it carried is all the store holds.
+        let mut quiet = Quiet::new(Duration::from_secs(30));
+        assert!(!quiet.repeats(&task("TASK_STATE_COMPLETED")));
     }
 }
