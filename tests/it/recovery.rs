@@ -443,7 +443,13 @@ async fn a_quiet_stream_is_checked_with_get_task_and_kept_open() {
     );
     w.until("quiet shown", |s| s.tasks().any(|t| t.quiet_since.is_some()))
         .await;
-    w.until("checked again", |_| fake.count("GetTask") >= 2).await;
+    // A check that finds the task unchanged sends the store nothing (watch/task.rs), so this
+    // waits on the agent's count, not on an event.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while fake.count("GetTask") < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "not checked again within 20 s");
+        w.drain(Duration::from_millis(100)).await;
+    }
     assert_eq!(fake.count("SubscribeToTask"), 1, "the stream was not dropped");
     assert_eq!(w.task("t1").unwrap().watch, Some(WatchMode::Streaming));
     w.engine.shutdown().await;
