@@ -321,23 +321,40 @@ pub fn read_delivery(body: &[u8]) -> Option<StreamResponse> {
     event.named_task().is_some().then_some(event)
 }
 
-/// One delivery: the token first, and only then the body (an agent without the token cannot
-/// make the receiver read, let alone hold, anything).
+/// What a refused request's body may still send, read after the answer and dropped: a delivery
+/// is small, and more is never read.
+const REFUSED_BODY_DRAIN: usize = 16 * 1024;
+
+/// A refusal decided before the body is read. The answer goes at once; the body is then read,
+/// up to `REFUSED_BODY_DRAIN` within a second, and dropped, because closing on unread bytes
+/// resets the connection and a client still writing its body would see a broken pipe, not the
+/// status (hyper keeps the connection while the body is held).
+fn refused(req: Request<Incoming>, status: StatusCode) -> StatusCode {
+    let body = Body::new(req.into_body());
+    tokio::spawn(tokio::time::timeout(
+        Duration::from_secs(1),
+        axum::body::to_bytes(body, REFUSED_BODY_DRAIN),
+    ));
+    status
+}
+
+/// One delivery: the token first, and only then the body (an agent without the token gets its
+/// refusal before the receiver reads anything, and what it sends after is dropped, see `refused`).
 async fn deliver(push: &Push, events: &event::Sender, req: Request<Incoming>) -> StatusCode {
     let Some(agent) = addressed_to(req.uri().path()) else {
-        return StatusCode::NOT_FOUND;
+        return refused(req, StatusCode::NOT_FOUND);
     };
     if req.method() != Method::POST {
-        return StatusCode::METHOD_NOT_ALLOWED;
+        return refused(req, StatusCode::METHOD_NOT_ALLOWED);
     }
     // An agent this session gave no token to has nothing here (and no row to count on).
     let Some(token) = push.tokens().get(&agent).cloned() else {
-        return StatusCode::NOT_FOUND;
+        return refused(req, StatusCode::NOT_FOUND);
     };
     let given = req.headers().get(TOKEN_HEADER).map(|v| v.as_bytes());
     if !given.is_some_and(|g| same_token(g, token.expose().as_bytes())) {
         let _ = events.send(Event::PushRefused { agent }).await;
-        return StatusCode::UNAUTHORIZED;
+        return refused(req, StatusCode::UNAUTHORIZED);
     }
     let Ok(body) = axum::body::to_bytes(Body::new(req.into_body()), DELIVERY_LIMIT).await else {
         return StatusCode::PAYLOAD_TOO_LARGE;
