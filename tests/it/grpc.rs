@@ -52,12 +52,7 @@ async fn both_sdks_want_the_bearer_token_over_grpc() {
 
 /// The card of the agent at `url`, saved to a file of its own.
 pub(crate) async fn card_file(url: &str) -> std::path::PathBuf {
-    let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let card = crate::relay::served_card(url).await;
     let file = std::env::temp_dir().join(format!("a2a-watch-grpc-card-{}.json", uuid::Uuid::new_v4()));
     std::fs::write(&file, card).unwrap();
     file

@@ -61,12 +61,7 @@ impl Relay {
     /// The card of the agent at `url` with its interfaces pointed at the relay, in a file an
     /// agent spec can name, so every call goes through the relay.
     pub(crate) async fn card_file(&self, url: &str) -> PathBuf {
-        let card = reqwest::get(format!("{url}/.well-known/agent-card.json"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let card = served_card(url).await;
         let port = url.rsplit(':').next().unwrap();
         let card = card.replace(&format!("127.0.0.1:{port}"), &format!("127.0.0.1:{}", self.port));
         let dir = std::env::temp_dir().join(format!("a2a-watch-relay-{}", self.port));
@@ -75,4 +70,14 @@ impl Relay {
         std::fs::write(&file, card).unwrap();
         file
     }
+}
+
+/// The card the agent at `url` serves at its well-known path, as text.
+pub(crate) async fn served_card(url: &str) -> String {
+    reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
