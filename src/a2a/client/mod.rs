@@ -52,6 +52,9 @@ pub use paging::{Listing, MAX_PAGES, Pages};
 
 /// A stream of events; `None` means the server closed it, which says nothing about the task.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse>> + Send>>;
+
+/// One agent, connected: its card, the interface in use, and what its requests carry. Shared by
+/// every watcher of the agent (behind an `Arc`), so a refreshed token reaches them all.
 pub struct Client {
     http: reqwest::Client,
     pub card: AgentCard,
