@@ -99,20 +99,8 @@ pub async fn discover(
     user_name: Option<&str>,
     trust: &CardTrust,
 ) -> Result<Discovered> {
-    let path = Path::new(input);
     if is_card_file(input) {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: input.to_string(),
-            source,
-        })?;
-        let card: AgentCard =
-            serde_json::from_slice(&bytes).map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
-        return Ok(Discovered {
-            signature: signature_of(http, &card, &bytes, None, trust).await,
-            card,
-            source: input.to_string(),
-            base: None,
-        });
+        return read_card_file(http, input, trust).await;
     }
     let url = parse_url(input)?;
     let tries = candidates(&url);
@@ -171,6 +159,22 @@ pub async fn discover(
     Err(Error::CardNotFound {
         tried: tried.join(", "),
         last,
+    })
+}
+
+/// A card the user saved to a file: it names its interfaces itself, with no base URL.
+async fn read_card_file(http: &reqwest::Client, input: &str, trust: &CardTrust) -> Result<Discovered> {
+    let bytes = std::fs::read(Path::new(input)).map_err(|source| Error::Io {
+        path: input.to_string(),
+        source,
+    })?;
+    let card: AgentCard =
+        serde_json::from_slice(&bytes).map_err(|e| Error::decode(format!("card file {input}"), &bytes, e))?;
+    Ok(Discovered {
+        signature: signature_of(http, &card, &bytes, None, trust).await,
+        card,
+        source: input.to_string(),
+        base: None,
     })
 }
 

@@ -3,7 +3,8 @@ use serde_json::json;
 
 use super::query::{Filter, OrderedView, SortBy, ViewSpec};
 use super::*;
-use crate::a2a::{Binding, ProtocolVersion};
+use crate::a2a::{Binding, ProtocolVersion, StateClass, Task, TaskState, TaskStatus};
+use crate::event::{AgentInfo, Event, WatchMode};
 
 fn ts(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).unwrap()

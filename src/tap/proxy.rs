@@ -166,46 +166,11 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
     headers.remove(header::EXPECT);
     // The body goes on as it comes, a copy kept (within the tap's backlog) to tell the binding.
     let (copier, copied) = observe::CopyRequest::new(&tap.backlog);
-    let upload = if body.is_end_stream() {
-        copier.finish();
-        reqwest::Body::from(Bytes::new())
-    } else {
-        let chunks = futures::stream::unfold((body, Some(copier)), |(mut body, mut copier)| async move {
-            loop {
-                let chunk = match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-                    Some(Ok(frame)) => match frame.into_data() {
-                        Ok(chunk) => chunk,
-                        // Trailers: not a part of the body.
-                        Err(_) => continue,
-                    },
-                    // A body that broke off is not kept: it was not the request the agent got.
-                    Some(Err(e)) => return Some((Err(e), (body, None))),
-                    None => {
-                        if let Some(copier) = copier {
-                            copier.finish();
-                        }
-                        return None;
-                    }
-                };
-                if let Some(copier) = &mut copier {
-                    copier.push(&chunk);
-                }
-                // Whole once its length is read: the agent's client need not ask for more.
-                if body.is_end_stream()
-                    && let Some(copier) = copier.take()
-                {
-                    copier.finish();
-                }
-                return Some((Ok(chunk), (body, copier)));
-            }
-        });
-        reqwest::Body::wrap_stream(chunks)
-    };
     let sent = tap
         .http
         .request(parts.method.clone(), target(&tap.upstream, &parts.uri))
         .headers(headers)
-        .body(upload)
+        .body(copied_upload(body, copier))
         .send()
         .await;
     let upstream = match sent {
@@ -213,41 +178,13 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         Err(e) => return plain(StatusCode::BAD_GATEWAY, unreachable(&e)),
     };
     let status = upstream.status();
-    let mut headers = end_to_end(upstream.headers());
+    let headers = end_to_end(upstream.headers());
     // The agent has the whole request by now (it answers what it read).
     let request = copied.await.ok();
     let body = request.as_ref().map_or(&[][..], |r| &r.bytes[..]);
     if let Some(at) = card::card_at(&parts.method, parts.uri.path(), body).filter(|_| status.is_success()) {
         drop(request);
-        // Held whole to be rewritten, so bounded as a2a-watch bounds the cards it reads itself.
-        let Ok(whole) = read_body(upstream, "the agent's card", CARD_LIMIT).await else {
-            return plain(StatusCode::BAD_GATEWAY, "the agent's card broke off, or is over 1 MiB");
-        };
-        // Where the planner reached the tap, never what its Host header says.
-        let rewritten = card::tap_url(local)
-            .and_then(|tap_url| card::rewrite(&whole, at, &tap.upstream, &tap_url, tap.strip_signatures));
-        let body = match rewritten {
-            None => Bytes::from(whole),
-            Some(card::Rewritten::Moved(rewritten)) => {
-                headers.remove(header::CONTENT_LENGTH);
-                Bytes::from(rewritten)
-            }
-            Some(card::Rewritten::Signed(rewritten)) => {
-                let card = match rewritten {
-                    Some(_) => SignedCardAtTap::Stripped,
-                    None => SignedCardAtTap::PassedThrough,
-                };
-                let _ = (tap.events).send(Event::TapSignedCard { agent: tap.agent, card }).await;
-                match rewritten {
-                    Some(rewritten) => {
-                        headers.remove(header::CONTENT_LENGTH);
-                        Bytes::from(rewritten)
-                    }
-                    None => Bytes::from(whole),
-                }
-            }
-        };
-        return respond(status, headers, Body::from(body));
+        return card_response(&tap, local, at, status, headers, upstream).await;
     }
     let Some(request) = request else {
         // Not kept (over the tap's bound, or broken off): passed on, not observed.
@@ -257,7 +194,6 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("text/event-stream"));
-    let (mut tee, chunks) = observe::queue(&tap.backlog);
     let exchange = observe::Exchange {
         agent: tap.agent,
         method: parts.method,
@@ -266,6 +202,99 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         status: status.as_u16(),
         sse: is_sse,
     };
+    observed_response(&tap, exchange, headers, upstream)
+}
+
+/// The planner's body as it comes, each chunk also handed to `copier`; the copy is finished once
+/// the body is whole, and dropped if it breaks off.
+fn copied_upload(body: Incoming, copier: observe::CopyRequest) -> reqwest::Body {
+    if body.is_end_stream() {
+        copier.finish();
+        return reqwest::Body::from(Bytes::new());
+    }
+    let chunks = futures::stream::unfold((body, Some(copier)), |(mut body, mut copier)| async move {
+        loop {
+            let chunk = match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(chunk) => chunk,
+                    // Trailers: not a part of the body.
+                    Err(_) => continue,
+                },
+                // A body that broke off is not kept: it was not the request the agent got.
+                Some(Err(e)) => return Some((Err(e), (body, None))),
+                None => {
+                    if let Some(copier) = copier {
+                        copier.finish();
+                    }
+                    return None;
+                }
+            };
+            if let Some(copier) = &mut copier {
+                copier.push(&chunk);
+            }
+            // Whole once its length is read: the agent's client need not ask for more.
+            if body.is_end_stream()
+                && let Some(copier) = copier.take()
+            {
+                copier.finish();
+            }
+            return Some((Ok(chunk), (body, copier)));
+        }
+    });
+    reqwest::Body::wrap_stream(chunks)
+}
+
+/// The agent's card, read whole and rewritten so the planner's calls come back through the tap
+/// (and, if asked, stripped of its signatures, which the rewrite would break).
+async fn card_response(
+    tap: &Tap,
+    local: SocketAddr,
+    at: card::CardAt,
+    status: StatusCode,
+    mut headers: HeaderMap,
+    upstream: reqwest::Response,
+) -> Response<Body> {
+    // Held whole to be rewritten, so bounded as a2a-watch bounds the cards it reads itself.
+    let Ok(whole) = read_body(upstream, "the agent's card", CARD_LIMIT).await else {
+        return plain(StatusCode::BAD_GATEWAY, "the agent's card broke off, or is over 1 MiB");
+    };
+    // Where the planner reached the tap, never what its Host header says.
+    let rewritten = card::tap_url(local)
+        .and_then(|tap_url| card::rewrite(&whole, at, &tap.upstream, &tap_url, tap.strip_signatures));
+    let body = match rewritten {
+        None => Bytes::from(whole),
+        Some(card::Rewritten::Moved(rewritten)) => {
+            headers.remove(header::CONTENT_LENGTH);
+            Bytes::from(rewritten)
+        }
+        Some(card::Rewritten::Signed(rewritten)) => {
+            let card = match rewritten {
+                Some(_) => SignedCardAtTap::Stripped,
+                None => SignedCardAtTap::PassedThrough,
+            };
+            let _ = (tap.events).send(Event::TapSignedCard { agent: tap.agent, card }).await;
+            match rewritten {
+                Some(rewritten) => {
+                    headers.remove(header::CONTENT_LENGTH);
+                    Bytes::from(rewritten)
+                }
+                None => Bytes::from(whole),
+            }
+        }
+    };
+    respond(status, headers, Body::from(body))
+}
+
+/// The agent's response passed on as it comes, each chunk also queued for the observer of the
+/// exchange.
+fn observed_response(
+    tap: &Tap,
+    exchange: observe::Exchange,
+    headers: HeaderMap,
+    upstream: reqwest::Response,
+) -> Response<Body> {
+    let status = upstream.status();
+    let (mut tee, chunks) = observe::queue(&tap.backlog);
     tokio::spawn(observe::observe(exchange, chunks, tap.events.clone()));
     let stream = upstream.bytes_stream().map(move |chunk| {
         // A full backlog or a gone observer never stops the planner's response.

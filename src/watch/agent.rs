@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
-use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse};
+use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
 use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
@@ -45,6 +45,7 @@ pub(crate) enum Listed {
 }
 
 /// What the agent's loop keeps between listings.
+#[derive(Default)]
 struct Watched {
     live: HashSet<String>,
     /// Tasks waiting for a free stream slot, first come first served.
@@ -62,6 +63,19 @@ struct Watched {
     last_refresh: Option<tokio::time::Instant>,
     /// What the last refresh failed with: the row says so rather than the 401 it follows.
     refresh_failed: Option<Health>,
+}
+
+/// What the agent's loop keeps from one listing to the next.
+#[derive(Default)]
+struct Listings {
+    /// How many listings began: every `FULL_LISTING_EVERY`th lists everything.
+    count: u32,
+    /// The newest status stamp of the last listing read whole: the next asks only for newer.
+    since: Option<Timestamp>,
+    /// Listings failed in a row, for the backoff and the row's health.
+    failures: u32,
+    /// Whether the last listing had more pages than it reads.
+    cut: bool,
 }
 
 /// Tasks waiting for a stream, in order, with a set beside the order so that asking whether a
@@ -90,6 +104,11 @@ impl Queue {
         self.members.remove(&id);
         Some((id.to_string(), listed))
     }
+}
+
+/// Whether the agent is listed: ListTasks (spec section 3.1.4) is not asked of a 0.3 agent.
+fn lists_tasks(client: &Client) -> bool {
+    client.endpoint.version != ProtocolVersion::V0_3
 }
 
 /// Resolves the credential a spec names; an error is shown as the agent's health.
@@ -265,62 +284,99 @@ impl AgentWatcher {
             .map_err(|e| self.health_for(&e, 0))
     }
 
+    /// Connects, says what the agent is, then follows it until the app goes away.
     pub async fn run(self, mut commands: mpsc::Receiver<Command>) {
         let mut wanted: Vec<String> = self.spec.tasks.clone();
+        let Some(client) = self.connect_until_up(&mut commands, &mut wanted).await else {
+            return;
+        };
+        let Some(healthy) = self.announce(&client).await else {
+            return;
+        };
+        let mut watched = Watched::default();
+        // Tasks named by id may be ones the listing does not show (another context, or
+        // scoped out): their quiet streams are checked with GetTask.
+        for id in wanted {
+            self.want(&client, &mut watched, id, 0, Listed::No);
+        }
+        self.follow(&client, &mut commands, &mut watched, &healthy).await;
+    }
+
+    /// Connects, retrying with a backoff while the agent is unreachable; None once the app is gone.
+    async fn connect_until_up(
+        &self,
+        commands: &mut mpsc::Receiver<Command>,
+        wanted: &mut Vec<String>,
+    ) -> Option<Arc<Client>> {
         let mut attempt = 0;
-        let client = loop {
-            match self.connect().await {
-                Ok(client) => break Arc::new(client),
-                Err(health) => {
-                    let health = match health {
-                        Health::Unreachable { reason } if attempt > 0 => Health::Reconnecting { attempt, reason },
-                        other => other,
-                    };
-                    if !self.health(health).await {
-                        return;
-                    }
-                    attempt += 1;
-                    let pause = tokio::time::sleep(backoff(attempt, self.opts.max_backoff));
-                    tokio::pin!(pause);
-                    // Commands that arrive meanwhile are kept for when the agent is up.
-                    loop {
-                        tokio::select! {
-                            () = &mut pause => break,
-                            cmd = commands.recv() => match cmd {
-                                Some(Command::Watch(id)) => wanted.push(id),
-                                // The next attempt resolves the credential anyway.
-                                Some(Command::Refresh) => {}
-                                Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
-                                    let message = format!("{} is not connected yet; try again once it is", self.spec.label());
-                                    let outcome = ActionOutcome::Failed { message };
-                                    if !self.send(Event::Action { agent: self.id, action, outcome }).await {
-                                        return;
-                                    }
-                                }
-                                None => return,
-                            },
+        loop {
+            let health = match self.connect().await {
+                Ok(client) => return Some(Arc::new(client)),
+                Err(Health::Unreachable { reason }) if attempt > 0 => Health::Reconnecting { attempt, reason },
+                Err(other) => other,
+            };
+            if !self.health(health).await {
+                return None;
+            }
+            attempt += 1;
+            if !self
+                .pause_before_retry(commands, wanted, backoff(attempt, self.opts.max_backoff))
+                .await
+            {
+                return None;
+            }
+        }
+    }
+
+    /// Waits out a connection backoff. Commands that arrive meanwhile are kept for when the agent
+    /// is up (a watch), or refused at once (a send, a cancel). False once the app is gone.
+    async fn pause_before_retry(
+        &self,
+        commands: &mut mpsc::Receiver<Command>,
+        wanted: &mut Vec<String>,
+        pause: Duration,
+    ) -> bool {
+        let pause = tokio::time::sleep(pause);
+        tokio::pin!(pause);
+        loop {
+            tokio::select! {
+                () = &mut pause => return true,
+                cmd = commands.recv() => match cmd {
+                    Some(Command::Watch(id)) => wanted.push(id),
+                    // The next attempt resolves the credential anyway.
+                    Some(Command::Refresh) => {}
+                    Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
+                        let message = format!("{} is not connected yet; try again once it is", self.spec.label());
+                        let outcome = ActionOutcome::Failed { message };
+                        if !self.send(Event::Action { agent: self.id, action, outcome }).await {
+                            return false;
                         }
                     }
-                }
+                    None => return false,
+                },
             }
-        };
-        let lists_tasks = client.endpoint.version != ProtocolVersion::V0_3;
+        }
+    }
+
+    /// Tells the store what the agent is and how it is followed; the health it is followed
+    /// with, to show again after a failed listing, or None once the app is gone.
+    async fn announce(&self, client: &Client) -> Option<Health> {
         let info = AgentInfo {
             name: client.name.clone(),
             version: client.endpoint.version,
             binding: client.endpoint.binding,
             streaming: client.streams(),
-            lists_tasks,
+            lists_tasks: lists_tasks(client),
             push_off: self
-                .offers_push(&client)
+                .offers_push(client)
                 .and(client.credential_withheld())
                 .map(|why| format!("push notifications off: their token is a credential, and {why}")),
             card_signature: client.card_signature.clone(),
         };
         if !self.send(Event::Info { agent: self.id, info }).await {
-            return;
+            return None;
         }
-        let healthy = match (client.streams(), self.pushes(&client)) {
+        let healthy = match (client.streams(), self.pushes(client)) {
             (true, _) => Health::Streaming,
             (false, None) => Health::Polling {
                 reason: "the card declares no streaming".into(),
@@ -332,130 +388,196 @@ impl AgentWatcher {
                 ),
             },
         };
-        if !self.health(healthy.clone()).await {
-            return;
-        }
+        self.health(healthy.clone()).await.then_some(healthy)
+    }
 
-        let mut watched = Watched {
-            live: HashSet::new(),
-            queued: Queue::default(),
-            watchers: JoinSet::new(),
-            resting: HashSet::new(),
-            rests: JoinSet::new(),
-            actions: JoinSet::new(),
-            refreshing: JoinSet::new(),
-            last_refresh: None,
-            refresh_failed: None,
-        };
-        // Tasks named by id may be ones the listing does not show (another context, or
-        // scoped out): their quiet streams are checked with GetTask.
-        for id in wanted {
-            self.want(&client, &mut watched, id, 0, Listed::No);
-        }
+    /// The agent's loop: listings on the ticker, commands, and watchers, refreshes and actions as
+    /// they end. Returns once the app is gone.
+    async fn follow(
+        &self,
+        client: &Arc<Client>,
+        commands: &mut mpsc::Receiver<Command>,
+        watched: &mut Watched,
+        healthy: &Health,
+    ) {
+        let lists_tasks = lists_tasks(client);
         let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut since: Option<Timestamp> = None;
-        let mut listings = 0u32;
-        let mut failures = 0u32;
-        let mut listing_cut = false;
+        let mut listings = Listings::default();
         loop {
-            tokio::select! {
+            let go_on = tokio::select! {
                 _ = ticker.tick(), if lists_tasks => {
-                    let full = listings.is_multiple_of(FULL_LISTING_EVERY);
-                    listings += 1;
-                    let req = self.list_request(if full { None } else { since });
-                    let mut pages = client.pages(&req, self.opts.max_pages);
-                    // Taken as `since` only once every page is read: pages not read yet hold
-                    // older changes that the next listing must still ask for.
-                    let mut newest = since;
-                    // Each page goes to the store as it comes: a listing of 100,000 tasks is never
-                    // held whole.
-                    let listed = loop {
-                        let tasks = match pages.next().await {
-                            Ok(Some(tasks)) => tasks,
-                            Ok(None) => break Ok(pages.cut),
-                            Err(e) => break Err(e),
-                        };
-                        if failures > 0 {
-                            failures = 0;
-                            if !self.health(healthy.clone()).await { return; }
-                        }
-                        for task in tasks {
-                            if let Some(ts) = task.status.timestamp {
-                                newest = Some(newest.map_or(ts, |s| s.max(ts)));
-                            }
-                            let live = !task.status.state.is_terminal();
-                            let id = task.id.clone();
-                            if !self.send(Event::Snapshot { agent: self.id, task, seen: Timestamp::now() }).await {
-                                return;
-                            }
-                            if live {
-                                self.want(&client, &mut watched, id, 0, Listed::Yes);
-                            }
-                        }
-                    };
-                    match listed {
-                        Ok(cut) => {
-                            since = newest;
-                            if cut != listing_cut {
-                                listing_cut = cut;
-                                if !self.send(Event::ListingCut { agent: self.id, cut }).await { return; }
-                            }
-                        }
-                        Err(e) => {
-                            failures += 1;
-                            let health = match e {
-                                Error::Unauthorized { .. } => {
-                                    self.refresh(&mut watched);
-                                    watched.refresh_failed.clone().unwrap_or_else(|| self.health_for(&e, failures))
-                                }
-                                _ => self.health_for(&e, failures),
-                            };
-                            if !self.health(health).await { return; }
-                            ticker.reset_after(wait_after(&e, failures, self.opts.max_backoff));
-                        }
-                    }
+                    self.list(client, watched, &mut listings, healthy, &mut ticker).await
                 }
-                cmd = commands.recv() => match cmd {
-                    Some(Command::Watch(id)) => self.want(&client, &mut watched, id, 0, Listed::No),
-                    Some(Command::Send { action, request }) => {
-                        watched.actions.spawn(self.act(client.clone()).send(action, request));
-                    }
-                    Some(Command::Cancel { action, task }) => {
-                        watched.actions.spawn(self.act(client.clone()).cancel(action, task));
-                    }
-                    Some(Command::Refresh) => self.refresh(&mut watched),
-                    None => return,
+                cmd = commands.recv() => self.command(client, watched, cmd),
+                Some(done) = watched.refreshing.join_next() => match done {
+                    Ok(result) => self.refreshed(client, watched, result).await,
+                    Err(_) => true,
                 },
-                Some(done) = watched.refreshing.join_next() => {
-                    if let Ok(result) = done && !self.refreshed(&client, &mut watched, result).await {
-                        return;
-                    }
-                }
-                Some(_) = watched.actions.join_next() => {}
+                Some(_) = watched.actions.join_next() => true,
                 Some(done) = watched.watchers.join_next() => {
-                    if let Ok(Ended { id, stuck, listed }) = done {
-                        watched.live.remove(&id);
-                        if stuck > 0 {
-                            watched.resting.insert(id.clone());
-                            let pause = backoff(stuck, self.opts.max_backoff);
-                            watched.rests.spawn(async move {
-                                tokio::time::sleep(pause).await;
-                                (id, stuck, listed)
-                            });
-                        }
-                    }
-                    while watched.watchers.len() < self.opts.max_streams {
-                        let Some((next, listed)) = watched.queued.pop_front() else { break };
-                        self.spawn_watch(&client, &mut watched, next, 0, listed);
-                    }
+                    self.watcher_ended(client, watched, done.ok());
+                    true
                 }
                 Some(Ok((id, stuck, listed))) = watched.rests.join_next() => {
                     watched.resting.remove(&id);
-                    self.want(&client, &mut watched, id, stuck, listed);
+                    self.want(client, watched, id, stuck, listed);
+                    true
                 }
+            };
+            if !go_on {
+                return;
             }
         }
+    }
+
+    /// One command from the app; false once the app is gone.
+    fn command(&self, client: &Arc<Client>, watched: &mut Watched, cmd: Option<Command>) -> bool {
+        match cmd {
+            Some(Command::Watch(id)) => self.want(client, watched, id, 0, Listed::No),
+            Some(Command::Send { action, request }) => {
+                watched.actions.spawn(self.act(client.clone()).send(action, request));
+            }
+            Some(Command::Cancel { action, task }) => {
+                watched.actions.spawn(self.act(client.clone()).cancel(action, task));
+            }
+            Some(Command::Refresh) => self.refresh(watched),
+            None => return false,
+        }
+        true
+    }
+
+    /// A task's watcher ended: a hung one rests before it is watched again, and its slot goes to
+    /// the tasks waiting for one.
+    fn watcher_ended(&self, client: &Arc<Client>, watched: &mut Watched, ended: Option<Ended>) {
+        if let Some(Ended { id, stuck, listed }) = ended {
+            watched.live.remove(&id);
+            if stuck > 0 {
+                watched.resting.insert(id.clone());
+                let pause = backoff(stuck, self.opts.max_backoff);
+                watched.rests.spawn(async move {
+                    tokio::time::sleep(pause).await;
+                    (id, stuck, listed)
+                });
+            }
+        }
+        while watched.watchers.len() < self.opts.max_streams {
+            let Some((next, listed)) = watched.queued.pop_front() else {
+                break;
+            };
+            self.spawn_watch(client, watched, next, 0, listed);
+        }
+    }
+
+    /// One listing: everything every `FULL_LISTING_EVERY`th time, otherwise only what changed
+    /// since the last. Each page goes to the store as it comes: a listing of 100,000 tasks is
+    /// never held whole. False once the app is gone.
+    async fn list(
+        &self,
+        client: &Arc<Client>,
+        watched: &mut Watched,
+        listings: &mut Listings,
+        healthy: &Health,
+        ticker: &mut tokio::time::Interval,
+    ) -> bool {
+        let full = listings.count.is_multiple_of(FULL_LISTING_EVERY);
+        listings.count += 1;
+        let req = self.list_request(if full { None } else { listings.since });
+        let mut pages = client.pages(&req, self.opts.max_pages);
+        // Taken as `since` only once every page is read: pages not read yet hold older changes
+        // that the next listing must still ask for.
+        let mut newest = listings.since;
+        let listed = loop {
+            let tasks = match pages.next().await {
+                Ok(Some(tasks)) => tasks,
+                Ok(None) => break Ok(pages.cut),
+                Err(e) => break Err(e),
+            };
+            if listings.failures > 0 {
+                listings.failures = 0;
+                if !self.health(healthy.clone()).await {
+                    return false;
+                }
+            }
+            if !self.take_page(client, watched, tasks, &mut newest).await {
+                return false;
+            }
+        };
+        match listed {
+            Ok(cut) => {
+                listings.since = newest;
+                self.listing_cut(listings, cut).await
+            }
+            Err(e) => self.listing_failed(watched, listings, &e, ticker).await,
+        }
+    }
+
+    /// One page of a listing: its tasks to the store, a watcher for each live one, and `newest`
+    /// moved to the latest status stamp seen. False once the app is gone.
+    async fn take_page(
+        &self,
+        client: &Arc<Client>,
+        watched: &mut Watched,
+        tasks: Vec<Task>,
+        newest: &mut Option<Timestamp>,
+    ) -> bool {
+        for task in tasks {
+            if let Some(ts) = task.status.timestamp {
+                *newest = Some(newest.map_or(ts, |s| s.max(ts)));
+            }
+            let live = !task.status.state.is_terminal();
+            let id = task.id.clone();
+            if !self
+                .send(Event::Snapshot {
+                    agent: self.id,
+                    task,
+                    seen: Timestamp::now(),
+                })
+                .await
+            {
+                return false;
+            }
+            if live {
+                self.want(client, watched, id, 0, Listed::Yes);
+            }
+        }
+        true
+    }
+
+    /// Whether the listing read every page; told to the store only when that changes.
+    async fn listing_cut(&self, listings: &mut Listings, cut: bool) -> bool {
+        if cut == listings.cut {
+            return true;
+        }
+        listings.cut = cut;
+        self.send(Event::ListingCut { agent: self.id, cut }).await
+    }
+
+    /// A listing failed: the row says why (after a 401, once the credential is resolved again),
+    /// and the next listing waits as long as the error asks.
+    async fn listing_failed(
+        &self,
+        watched: &mut Watched,
+        listings: &mut Listings,
+        e: &Error,
+        ticker: &mut tokio::time::Interval,
+    ) -> bool {
+        listings.failures += 1;
+        let health = match e {
+            Error::Unauthorized { .. } => {
+                self.refresh(watched);
+                watched
+                    .refresh_failed
+                    .clone()
+                    .unwrap_or_else(|| self.health_for(e, listings.failures))
+            }
+            _ => self.health_for(e, listings.failures),
+        };
+        if !self.health(health).await {
+            return false;
+        }
+        ticker.reset_after(wait_after(e, listings.failures, self.opts.max_backoff));
+        true
     }
 
     fn list_request(&self, since: Option<Timestamp>) -> ListTasksRequest {

@@ -5,6 +5,7 @@
 //! interrupted task).
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use tokio::time::Instant;
 use super::agent::Listed;
 use super::budget::CheckBudget;
 use super::{backoff, refresh_after, wait_after};
-use crate::a2a::{Client, Error, ErrorKind, StateClass, StreamResponse, Task};
+use crate::a2a::{Client, Error, ErrorKind, EventStream, StateClass, StreamResponse, Task};
 use crate::event::{AgentId, Command, Event, WatchMode};
 
 /// History asked for with GetTask; the store keeps no more than this either.
@@ -176,6 +177,25 @@ pub(crate) struct Ended {
     pub listed: Listed,
 }
 
+/// What one subscription has read so far.
+struct Read {
+    /// Events that went to the store.
+    delivered: usize,
+    /// When the stream last carried something.
+    heard: Timestamp,
+    quiet: Quiet,
+    generation: Generation,
+}
+
+/// One read's worth of a subscription (`TaskWatch::take_ready`).
+struct Ready {
+    batch: Vec<Event>,
+    /// The stream ended (closed, or an error frame ended it).
+    ended: bool,
+    /// Events were missed before one of these (`Generation`).
+    missed: bool,
+}
+
 /// Whether a subscription goes on after one of its items.
 enum Taken {
     More,
@@ -312,6 +332,7 @@ impl TaskWatch {
         }
     }
 
+    /// The watcher's loop: subscribe (or poll), then ask GetTask what is true, until the task ends.
     async fn follow(&self) -> Ended {
         let mut failures = 0u32;
         let mut short = 0u32;
@@ -328,37 +349,14 @@ impl TaskWatch {
             self.mode(WatchMode::Polling).await;
         }
         loop {
-            let mut asked_to_wait = None;
-            if !polling {
-                let opened = Instant::now();
-                match self.stream_once().await {
-                    Subscription::Closed { progressed } => {
-                        failures = if progressed { 0 } else { failures + 1 };
-                        short = if opened.elapsed() < SHORT_STREAM { short + 1 } else { 0 };
-                    }
-                    Subscription::Stop => return self.ended(0),
-                    Subscription::Stuck => {
-                        let secs = self.first_byte.as_secs();
-                        self.warn(format!("the subscription got no response in {secs} s; retrying later"))
-                            .await;
-                        return self.ended(self.stuck + 1);
-                    }
-                    // Some servers refuse a subscription to a live task with TaskNotFound
-                    // (docs/protocol-notes.md, "SDK quirks: other servers"); GetTask below says
-                    // whether it really is gone.
-                    Subscription::Refused(e) if e.is_kind(ErrorKind::TaskNotFound) => failures += 1,
-                    // Terminal tasks refuse subscription; so do some servers for interrupted
-                    // ones. GetTask below tells which.
-                    Subscription::Refused(e) if e.is_kind(ErrorKind::UnsupportedOperation) => failures = MAX_FAILURES,
-                    Subscription::Refused(e) => {
-                        failures += 1;
-                        asked_to_wait = e.retry_after();
-                        if !self.error(&e).await {
-                            return self.ended(0);
-                        }
-                    }
+            let asked_to_wait = if polling {
+                None
+            } else {
+                match self.subscribe_once(&mut failures, &mut short).await {
+                    ControlFlow::Break(ended) => return ended,
+                    ControlFlow::Continue(asked_to_wait) => asked_to_wait,
                 }
-            }
+            };
             let (next, failed) = self.check().await;
             check_failures = if failed.is_some() { check_failures + 1 } else { 0 };
             let asked_to_wait = asked_to_wait.or(failed.as_ref().and_then(Error::retry_after));
@@ -399,6 +397,41 @@ impl TaskWatch {
         }
     }
 
+    /// Subscribes once and counts how it went in `failures` (subscriptions in a row that failed
+    /// or carried nothing past the snapshot) and `short` (closes in a row soon after opening).
+    /// Goes on with the wait the agent asked for, if it did; breaks with how the watcher ends.
+    async fn subscribe_once(&self, failures: &mut u32, short: &mut u32) -> ControlFlow<Ended, Option<Duration>> {
+        let opened = Instant::now();
+        match self.stream_once().await {
+            Subscription::Closed { progressed } => {
+                *failures = if progressed { 0 } else { *failures + 1 };
+                *short = if opened.elapsed() < SHORT_STREAM { *short + 1 } else { 0 };
+            }
+            Subscription::Stop => return ControlFlow::Break(self.ended(0)),
+            Subscription::Stuck => {
+                let secs = self.first_byte.as_secs();
+                self.warn(format!("the subscription got no response in {secs} s; retrying later"))
+                    .await;
+                return ControlFlow::Break(self.ended(self.stuck + 1));
+            }
+            // Some servers refuse a subscription to a live task with TaskNotFound
+            // (docs/protocol-notes.md, "SDK quirks: other servers"); GetTask next says whether it
+            // really is gone.
+            Subscription::Refused(e) if e.is_kind(ErrorKind::TaskNotFound) => *failures += 1,
+            // Terminal tasks refuse subscription; so do some servers for interrupted ones.
+            // GetTask next tells which.
+            Subscription::Refused(e) if e.is_kind(ErrorKind::UnsupportedOperation) => *failures = MAX_FAILURES,
+            Subscription::Refused(e) => {
+                *failures += 1;
+                if !self.error(&e).await {
+                    return ControlFlow::Break(self.ended(0));
+                }
+                return ControlFlow::Continue(e.retry_after());
+            }
+        }
+        ControlFlow::Continue(None)
+    }
+
     /// One subscription, read to its end. Once it has been quiet for `quiet_after` the row says
     /// so, and GetTask checks it without dropping it, again and again while it stays quiet, each
     /// time between 1x and 2x `quiet_after` (jittered, so that streams that went quiet together
@@ -414,105 +447,124 @@ impl TaskWatch {
         };
         let _open = self.open.open(&self.id);
         self.mode(WatchMode::Streaming).await;
-        let mut delivered = 0usize;
-        let mut heard = Timestamp::now();
-        let mut batch = Vec::new();
-        let mut quiet = Quiet::new(self.quiet_after);
-        let mut generation = Generation::default();
+        let mut read = Read {
+            delivered: 0,
+            heard: Timestamp::now(),
+            quiet: Quiet::new(self.quiet_after),
+            generation: Generation::default(),
+        };
         loop {
-            let first = match tokio::time::timeout_at(quiet.deadline, stream.next()).await {
+            let first = match tokio::time::timeout_at(read.quiet.deadline, stream.next()).await {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
-                    if !quiet.marked {
-                        quiet.marked = true;
-                        let mark = Event::Quiet {
-                            agent: self.agent,
-                            task: self.id.clone(),
-                            since: heard,
-                        };
-                        if !self.send(mark).await {
-                            return Subscription::Stop;
-                        }
-                    }
-                    if quiet.wait_for_slot(&self.checks) {
-                        continue;
-                    }
-                    let found = self.client.get_task(&self.id, Some(HISTORY)).await;
-                    let repeated = match &found {
-                        Ok(task) => quiet.repeats(task),
-                        // A failure shows on the row: the next task found is news again.
-                        Err(_) => {
-                            quiet.last_checked = None;
-                            false
-                        }
-                    };
-                    if !repeated && matches!(self.report(found).await.0, Next::Stop) {
+                    if !self.while_quiet(&mut read).await {
                         return Subscription::Stop;
                     }
-                    quiet.checked(self.quiet_after);
                     continue;
                 }
             };
-            heard = Timestamp::now();
-            quiet = Quiet::new(self.quiet_after);
-            // Whatever else the read brought (or the socket already holds) goes in the same
-            // batch: one send to the store per read, not per event. Nothing waits for more.
-            let mut item = Some(first);
-            let mut ended = false;
-            let mut missed = false;
-            while let Some(next) = item.take() {
-                let first_event = delivered == 0;
-                if let Ok(event) = &next
-                    && !names_another_task(event, &self.id)
-                {
-                    missed |= generation.missed_before(event.generation());
-                    // The store holds the task as a snapshot on the stream says (the first
-                    // event of a subscription, spec section 3.1.6): a quiet check that finds
-                    // the same need not send it again.
-                    quiet.last_checked = match event {
-                        StreamResponse::Task(task) => Some(task.clone()),
-                        _ => None,
-                    };
-                }
-                match self.take(next, heard, &mut batch, &mut delivered) {
-                    Taken::More => {}
-                    Taken::End => {
-                        ended = true;
-                        break;
-                    }
-                }
-                // Said again once the task surely has a row: a task given by id may have
-                // none before its snapshot, and the store drops news of unknown tasks.
-                if first_event && delivered == 1 {
-                    batch.push(self.watching(WatchMode::Streaming));
-                }
-                if batch.len() >= MAX_BATCH {
-                    break;
-                }
-                match stream.next().now_or_never() {
-                    Some(Some(next)) => item = Some(next),
-                    Some(None) => ended = true,
-                    None => {}
-                }
-            }
-            if self.events.send_all(std::mem::take(&mut batch)).await.is_err() {
+            read.heard = Timestamp::now();
+            read.quiet = Quiet::new(self.quiet_after);
+            let ready = self.take_ready(first, &mut stream, &mut read);
+            if self.events.send_all(ready.batch).await.is_err() {
                 return Subscription::Stop;
             }
             // Events were lost on the way: the task as the agent holds it fills them in.
-            if missed {
+            if ready.missed {
                 let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
                 if !counted || matches!(self.check().await.0, Next::Stop) {
                     return Subscription::Stop;
                 }
             }
-            if ended {
+            if ready.ended {
                 break;
             }
         }
         Subscription::Closed {
-            progressed: delivered > 1,
+            progressed: read.delivered > 1,
         }
+    }
+
+    /// The stream has been quiet until `read.quiet.deadline`: the row says so (once a spell), and
+    /// GetTask checks the task when the agent's budget gives a slot. False when the watcher stops.
+    async fn while_quiet(&self, read: &mut Read) -> bool {
+        let quiet = &mut read.quiet;
+        if !quiet.marked {
+            quiet.marked = true;
+            let mark = Event::Quiet {
+                agent: self.agent,
+                task: self.id.clone(),
+                since: read.heard,
+            };
+            if !self.send(mark).await {
+                return false;
+            }
+        }
+        if quiet.wait_for_slot(&self.checks) {
+            return true;
+        }
+        let found = self.client.get_task(&self.id, Some(HISTORY)).await;
+        let repeated = match &found {
+            Ok(task) => quiet.repeats(task),
+            // A failure shows on the row: the next task found is news again.
+            Err(_) => {
+                quiet.last_checked = None;
+                false
+            }
+        };
+        if !repeated && matches!(self.report(found).await.0, Next::Stop) {
+            return false;
+        }
+        quiet.checked(self.quiet_after);
+        true
+    }
+
+    /// Whatever else the read brought (or the socket already holds) goes in the same batch as
+    /// `first`: one send to the store per read, not per event. Nothing waits for more.
+    fn take_ready(&self, first: Result<StreamResponse, Error>, stream: &mut EventStream, read: &mut Read) -> Ready {
+        let mut ready = Ready {
+            batch: Vec::new(),
+            ended: false,
+            missed: false,
+        };
+        let mut item = Some(first);
+        while let Some(next) = item.take() {
+            let first_event = read.delivered == 0;
+            if let Ok(event) = &next
+                && !names_another_task(event, &self.id)
+            {
+                ready.missed |= read.generation.missed_before(event.generation());
+                // The store holds the task as a snapshot on the stream says (the first
+                // event of a subscription, spec section 3.1.6): a quiet check that finds
+                // the same need not send it again.
+                read.quiet.last_checked = match event {
+                    StreamResponse::Task(task) => Some(task.clone()),
+                    _ => None,
+                };
+            }
+            match self.take(next, read.heard, &mut ready.batch, &mut read.delivered) {
+                Taken::More => {}
+                Taken::End => {
+                    ready.ended = true;
+                    break;
+                }
+            }
+            // Said again once the task surely has a row: a task given by id may have
+            // none before its snapshot, and the store drops news of unknown tasks.
+            if first_event && read.delivered == 1 {
+                ready.batch.push(self.watching(WatchMode::Streaming));
+            }
+            if ready.batch.len() >= MAX_BATCH {
+                break;
+            }
+            match stream.next().now_or_never() {
+                Some(Some(next)) => item = Some(next),
+                Some(None) => ready.ended = true,
+                None => {}
+            }
+        }
+        ready
     }
 
     /// GetTask: the truth, what to do next, and the error if it failed.
