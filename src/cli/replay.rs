@@ -14,7 +14,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use super::dashboard::{self, ScreenArgs};
-use super::{Error, JsonLines, out};
+use super::{Error, out};
 use crate::app::App;
 use crate::app::keys::{Action, KeyMap, Mode};
 use crate::app::popup::Popup;
@@ -22,6 +22,7 @@ use crate::app::run as live;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
 use crate::event::Event;
+use crate::ndjson::JsonLines;
 use crate::record::{Entries, Entry, Recording, shot};
 
 #[derive(Args, Debug, Clone)]

@@ -19,9 +19,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::a2a::shown::ShownUrl;
-use crate::cli::JsonLines;
 use crate::event::{AgentId, Event};
-use crate::ndjson;
+use crate::ndjson::{self, JsonLines};
 use crate::store::{Change, Store};
 
 pub mod shot;
