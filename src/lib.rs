@@ -10,6 +10,7 @@
 pub mod a2a;
 pub mod app;
 pub mod cli;
+pub mod columns;
 pub mod config;
 pub mod demo;
 pub mod event;
@@ -20,5 +21,6 @@ pub mod record;
 pub mod store;
 pub mod tap;
 pub mod text;
+pub mod theme;
 pub mod ui;
 pub mod watch;

@@ -126,6 +126,18 @@ pub fn escape_xml(text: &str, out: &mut String) {
     }
 }
 
+/// The start of `text`, at most `max` bytes, cut at a character boundary; true if it was cut.
+pub fn head(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

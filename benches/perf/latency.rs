@@ -11,7 +11,7 @@ use a2a_watch::app::keys::KeyMap;
 use a2a_watch::app::run::{self, Pacer};
 use a2a_watch::event::Event;
 use a2a_watch::store::Store;
-use a2a_watch::ui::theme::Theme;
+use a2a_watch::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 
 use crate::render;

@@ -17,7 +17,7 @@ use a2a_watch::app::keys::KeyMap;
 use a2a_watch::event::{AgentInfo, Event, Health};
 use a2a_watch::store::Store;
 use a2a_watch::store::query::{Filter, SortBy, ViewSpec};
-use a2a_watch::ui::theme::Theme;
+use a2a_watch::theme::Theme;
 use a2a_watch::ui::view;
 
 use crate::util::{Section, Verdict, median, ms, quick, say, table};

@@ -7,7 +7,11 @@ use std::io::Write;
 
 use base64::Engine as _;
 
-use crate::text::one_line;
+use crate::a2a::{Message, Part, PartContent};
+use crate::text::{head, one_line};
+
+/// How much of a status message is searched for links.
+const LINK_SCAN_BYTES: usize = 16 * 1024;
 
 /// The longest link opened or copied, in bytes: what browsers and servers take in practice.
 const MAX_LINK: usize = 2048;
@@ -26,6 +30,29 @@ pub fn is_web_link(link: &str) -> bool {
     web_scheme
         && shown_as_is
         && url::Url::parse(link).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+}
+
+/// The links of a status message, found in its first few kilobytes: a huge message costs no more.
+pub fn links(m: &Message) -> Vec<String> {
+    let mut budget = LINK_SCAN_BYTES;
+    let parts = m
+        .parts
+        .iter()
+        .take(32)
+        .map(|p| match &p.content {
+            PartContent::Text(text) => {
+                let (start, _) = head(text, budget);
+                budget -= start.len();
+                Part::text(start)
+            }
+            _ => p.clone(),
+        })
+        .collect();
+    Message {
+        parts,
+        ..Message::default()
+    }
+    .links()
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

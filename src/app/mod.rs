@@ -22,7 +22,7 @@ use ratatui::layout::Rect;
 
 use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::ui::{detail, view};
 use keys::KeyMap;
 use popup::Popup;

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::record::Recorder;
 use crate::store::{Limits, Store, TaskKey};
 use crate::tap::Taps;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
 /// How the watched tasks are shown; shared by the dashboard and `demo`.

@@ -9,8 +9,8 @@ use std::fmt::Write;
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::style::{Color, Modifier};
 
-use super::theme::Theme;
 use crate::text::escape_xml;
+use crate::theme::Theme;
 
 /// Cell size in pixels at a 14px font: the usual monospace advance (0.6em) and line height.
 const CELL_W: f32 = 8.4;

@@ -12,7 +12,6 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
 
-use super::theme::Theme;
 use super::view;
 use crate::a2a::{Binding, ProtocolVersion};
 use crate::app::keys::KeyMap;
@@ -22,6 +21,7 @@ use crate::app::popup::Popup;
 use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
+use crate::theme::Theme;
 
 mod sizes;
 
