@@ -18,6 +18,7 @@ pub mod local_server;
 pub mod ndjson;
 pub mod push;
 pub mod record;
+pub mod run;
 pub mod store;
 pub mod tap;
 pub mod text;

@@ -62,6 +62,8 @@ pub enum Effect {
     Notify(String),
     Copy(String),
     Open(String),
+    /// The screen as SVG in the current directory: the loop draws it (`run::shot`), the app cannot.
+    Screenshot,
 }
 
 /// The escape sequences an effect writes to the terminal, if any. Text from agents is made a
@@ -81,7 +83,7 @@ pub fn sequence(effect: &Effect) -> Option<String> {
             let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
             Some(format!("\x1b]52;c;{encoded}\x07"))
         }
-        Effect::Open(_) => None,
+        Effect::Open(_) | Effect::Screenshot => None,
     }
 }
 

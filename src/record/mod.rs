@@ -23,8 +23,6 @@ use crate::event::{AgentId, Event};
 use crate::ndjson::{self, JsonLines};
 use crate::store::{Change, Store};
 
-pub mod shot;
-
 /// The format this version writes and the newest it reads; a change that older versions would
 /// misread takes the next number.
 pub const FORMAT: u32 = 1;
