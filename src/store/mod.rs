@@ -15,6 +15,7 @@
 
 mod ids;
 pub mod query;
+pub mod tree;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
