@@ -155,7 +155,7 @@ pub fn views() -> Vec<(&'static str, ViewSpec)> {
 }
 
 pub fn frame(terminal: &mut Terminal<TestBackend>, app: &mut App) {
-    app.prepare(view::layout(Rect::new(0, 0, WIDTH, HEIGHT), &app));
+    app.prepare(view::layout(Rect::new(0, 0, WIDTH, HEIGHT), app));
     terminal.draw(|f| view::draw(f, app)).expect("draws");
 }
 

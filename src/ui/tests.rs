@@ -264,7 +264,7 @@ pub(super) fn app(store: Store) -> App {
 
 /// Lays out, refreshes and draws the app the way the event loop does.
 pub(super) fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    app.prepare(super::view::layout(Rect::new(0, 0, width, height), &app));
+    app.prepare(view::layout(Rect::new(0, 0, width, height), app));
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| view::draw(frame, app)).unwrap();
     assert_clean(terminal.backend().buffer());
