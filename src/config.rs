@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::a2a::Binding;
 use crate::a2a::auth::Secret;
+use crate::tap::{self, TapArg};
 
 /// One line of `[keys]`: a main-screen key, or a popup's own table of keys.
 #[derive(Debug, Clone, Deserialize)]
@@ -150,6 +151,24 @@ pub struct TapConfig {
     pub strip_signatures: bool,
 }
 
+impl TapConfig {
+    /// The tap this table asks for, checked as `--tap` is.
+    pub fn to_arg(&self) -> Result<TapArg, String> {
+        let listen = self
+            .listen
+            .parse()
+            .map_err(|_| format!("listen {:?} is not IP:PORT, like 127.0.0.1:9000", self.listen))?;
+        tap::check_listen(listen, self.allow_remote)?;
+        tap::upstream_url(&self.upstream)?;
+        Ok(TapArg {
+            name: self.name.clone(),
+            listen,
+            upstream: self.upstream.clone(),
+            strip_signatures: self.strip_signatures,
+        })
+    }
+}
+
 /// The default location, if the platform has one.
 pub fn default_path() -> Option<PathBuf> {
     directories::ProjectDirs::from("", "", "a2a-watch").map(|d| d.config_dir().join("config.toml"))
@@ -263,7 +282,7 @@ impl Config {
             })?;
         }
         for (i, tap) in config.tap.iter().enumerate() {
-            crate::tap::TapArg::from_config(tap).map_err(|problem| ConfigError::Tap {
+            tap.to_arg().map_err(|problem| ConfigError::Tap {
                 path: path.to_path_buf(),
                 number: i + 1,
                 problem,

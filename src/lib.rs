@@ -5,11 +5,14 @@
 //! actions in `app`, and actions go back to the engine as commands. The events and the commands
 //! are the plain data of `event`, which the engine, the store and the front ends share. `a2a` and
 //! `watch` know nothing of the front ends; `cli` wires them (and the `--json` front end);
-//! `demo` holds the built-in agents.
+//! `demo` holds the built-in agents. `run` is the dashboard's loop, above both `app` and `ui`:
+//! it hands the app the layout `ui` computed and carries out the app's effects. No two top-level
+//! modules import each other (`tests/it/layers.rs`).
 
 pub mod a2a;
 pub mod app;
 pub mod cli;
+pub mod columns;
 pub mod config;
 pub mod demo;
 pub mod event;
@@ -17,8 +20,10 @@ pub mod local_server;
 pub mod ndjson;
 pub mod push;
 pub mod record;
+pub mod run;
 pub mod store;
 pub mod tap;
 pub mod text;
+pub mod theme;
 pub mod ui;
 pub mod watch;

@@ -1,6 +1,7 @@
 //! Agent text is untrusted: before any of it reaches a terminal, escape sequences and control
 //! characters are removed, so a status message cannot move the cursor, retitle the window,
 //! write to the clipboard (OSC 52) or hide text behind bidirectional overrides.
+//! `escape_xml` does the same for the HTML and SVG a2a-watch writes (screenshots, the approval page).
 
 /// Removes escape sequences (CSI, OSC, DCS and the rest), C0/C1 controls except newline and tab,
 /// and bidi controls (overrides, isolates and the LRM/RLM/ALM marks); tabs become spaces.
@@ -108,9 +109,45 @@ fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars>) {
     }
 }
 
+/// Text for XML and HTML (screenshots, the approval page): the five special characters escaped,
+/// characters XML 1.0 forbids replaced.
+pub fn escape_xml(text: &str, out: &mut String) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(' '),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The start of `text`, at most `max` bytes, cut at a character boundary; true if it was cut.
+pub fn head(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xml_specials_are_escaped_and_forbidden_characters_replaced() {
+        let mut s = String::new();
+        escape_xml("<a href=\"x\">&'\u{1b}\u{7}", &mut s);
+        assert_eq!(s, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\u{fffd}\u{fffd}");
+    }
 
     #[test]
     fn hostile_sequences_are_removed() {

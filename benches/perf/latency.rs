@@ -8,10 +8,10 @@ use jiff::Timestamp;
 use a2a_watch::a2a::StreamResponse;
 use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
-use a2a_watch::app::run::{self, Pacer};
 use a2a_watch::event::Event;
+use a2a_watch::run::{self, Pacer};
 use a2a_watch::store::Store;
-use a2a_watch::ui::theme::Theme;
+use a2a_watch::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 
 use crate::render;
@@ -194,10 +194,10 @@ pub fn run() -> Section {
         "`serve-load --tasks N --events … --rate R`: each stream sends R status updates a second on a tokio interval \
 (missed ticks burst), and stamps each with the time it was *due*, so a server held back by a slow reader counts as \
 latency. In process: `Engine::start` → channel → consumer; latency = `Timestamp::now()` once the event's burst is \
-applied (`app::run::apply_burst`, the dashboard's own) minus the event's status timestamp (same machine, same \
+applied (`run::apply_burst`, the dashboard's own) minus the event's status timestamp (same machine, same \
 clock). The *`--json` loop* applies each event as it comes. The *dashboard loop* is the TUI's: it takes whatever is \
-waiting (up to {batch}), and draws with the TUI's own pacing (`app::run::Pacer`: only after a change, at most once \
-every {frame:?}) and its own `app::run::draw` on a `TestBackend` 200x50; *to the frame that shows it* ends when the \
+waiting (up to {batch}), and draws with the TUI's own pacing (`run::Pacer`: only after a change, at most once \
+every {frame:?}) and its own `run::draw` on a `TestBackend` 200x50; *to the frame that shows it* ends when the \
 first frame drawn after the event's burst was applied is complete (its text is then on the backend), so an event \
 waits for the frame interval and for the draws before it. {warmup:?} warm-up, then {window:?} measured.\n\n{}\n\
 Targets: p99 ≤ 2 ms to the store at 10,000 events/s (issue 11; issue 6 asked < 33 ms); to the screen, p99 within \

@@ -17,7 +17,7 @@ use a2a_watch::app::keys::KeyMap;
 use a2a_watch::event::{AgentInfo, Event, Health};
 use a2a_watch::store::Store;
 use a2a_watch::store::query::{Filter, SortBy, ViewSpec};
-use a2a_watch::ui::theme::Theme;
+use a2a_watch::theme::Theme;
 use a2a_watch::ui::view;
 
 use crate::util::{Section, Verdict, median, ms, quick, say, table};
@@ -155,7 +155,7 @@ pub fn views() -> Vec<(&'static str, ViewSpec)> {
 }
 
 pub fn frame(terminal: &mut Terminal<TestBackend>, app: &mut App) {
-    app.prepare(Rect::new(0, 0, WIDTH, HEIGHT));
+    app.prepare(view::layout(Rect::new(0, 0, WIDTH, HEIGHT), app));
     terminal.draw(|f| view::draw(f, app)).expect("draws");
 }
 

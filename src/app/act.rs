@@ -236,7 +236,7 @@ impl App {
             .target_approval()
             .and_then(|k| self.store.task(&k))
             .and_then(|t| t.status.message.as_ref())
-            .map(crate::ui::format::links)
+            .map(super::effects::links)
             .unwrap_or_default();
         let (web, other): (Vec<String>, Vec<String>) = found.into_iter().partition(|l| is_web_link(l));
         match (web.len(), other.first()) {

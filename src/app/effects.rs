@@ -7,7 +7,11 @@ use std::io::Write;
 
 use base64::Engine as _;
 
-use crate::text::one_line;
+use crate::a2a::{Message, Part, PartContent};
+use crate::text::{head, one_line};
+
+/// How much of a status message is searched for links.
+const LINK_SCAN_BYTES: usize = 16 * 1024;
 
 /// The longest link opened or copied, in bytes: what browsers and servers take in practice.
 const MAX_LINK: usize = 2048;
@@ -28,6 +32,29 @@ pub fn is_web_link(link: &str) -> bool {
         && url::Url::parse(link).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
 }
 
+/// The links of a status message, found in its first few kilobytes: a huge message costs no more.
+pub fn links(m: &Message) -> Vec<String> {
+    let mut budget = LINK_SCAN_BYTES;
+    let parts = m
+        .parts
+        .iter()
+        .take(32)
+        .map(|p| match &p.content {
+            PartContent::Text(text) => {
+                let (start, _) = head(text, budget);
+                budget -= start.len();
+                Part::text(start)
+            }
+            _ => p.clone(),
+        })
+        .collect();
+    Message {
+        parts,
+        ..Message::default()
+    }
+    .links()
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Title(String),
@@ -35,6 +62,8 @@ pub enum Effect {
     Notify(String),
     Copy(String),
     Open(String),
+    /// The screen as SVG in the current directory: the loop draws it (`run::shot`), the app cannot.
+    Screenshot,
 }
 
 /// The escape sequences an effect writes to the terminal, if any. Text from agents is made a
@@ -54,7 +83,7 @@ pub fn sequence(effect: &Effect) -> Option<String> {
             let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
             Some(format!("\x1b]52;c;{encoded}\x07"))
         }
-        Effect::Open(_) => None,
+        Effect::Open(_) | Effect::Screenshot => None,
     }
 }
 

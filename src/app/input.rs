@@ -6,12 +6,12 @@ use crossterm::event::{Event as TermEvent, KeyEvent, KeyEventKind, KeyModifiers,
 use ratatui::layout::Rect;
 
 use super::dialogs::NewTaskField;
+use super::effects::Effect;
 use super::keys::Action;
 use super::popup::Popup;
 use super::{App, Frozen, Pane};
 use crate::store::TaskKey;
 use crate::store::query::Filter;
-use crate::ui::view;
 
 /// How many pages the help overlay has: the main screen's keys, and the popups' keys.
 const HELP_PAGES: usize = 2;
@@ -227,8 +227,7 @@ impl App {
             MouseEventKind::ScrollDown => self.handle(Action::Down),
             MouseEventKind::ScrollUp => self.handle(Action::Up),
             MouseEventKind::Down(_) if self.popups.is_empty() => {
-                let areas = view::areas(self.screen, self);
-                return match areas.at(m.column, m.row) {
+                return match self.areas.at(m.column, m.row) {
                     Some((pane, area)) => self.click(pane, area, m.row),
                     None => false,
                 };
@@ -323,10 +322,7 @@ impl App {
             Action::Reply => self.reply_to_selected(),
             Action::Approve => self.ask_approval(true),
             Action::Deny => self.ask_approval(false),
-            Action::Screenshot => match crate::record::shot::save_here(self) {
-                Ok(path) => self.flash(format!("screenshot: {}", path.display()), false),
-                Err(e) => self.flash(format!("no screenshot: {e}"), true),
-            },
+            Action::Screenshot => self.steer.effects.push(Effect::Screenshot),
             Action::OpenLink => self.link_effect(true),
             Action::CopyLink => self.link_effect(false),
             Action::Cancel => self.ask_cancel(),

@@ -1,5 +1,5 @@
 //! The running dashboard: its state (the store, the view over it, the selection, the popups),
-//! the loop that feeds it (`run`), the keys that become actions (`keys`), and the steering that
+//! what the loop (`crate::run`) feeds it (events, keys, the layout of each frame), the keys that become actions (`keys`), and the steering that
 //! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
 
 mod act;
@@ -8,13 +8,13 @@ pub mod dialogs;
 pub mod effects;
 mod input;
 pub mod keys;
+mod layout;
 pub mod popup;
-pub mod run;
 pub mod steer;
 pub mod tree;
 
 pub use input::on_terminal_event;
-pub use run::run;
+pub use layout::{Areas, ScreenLayout};
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
@@ -22,14 +22,13 @@ use ratatui::layout::Rect;
 
 use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
-use crate::ui::theme::Theme;
-use crate::ui::{detail, view};
+use crate::theme::Theme;
 use keys::KeyMap;
 use popup::Popup;
 use steer::Steer;
 use tree::TreeView;
 
-/// The parts of the main screen, top to bottom. `ui::view::areas` lays them out, `ui::view::draw`
+/// The parts of the main screen, top to bottom. `ui::view::layout` lays them out, `ui::view::draw`
 /// draws each, and a click goes to the pane under it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -60,8 +59,10 @@ pub struct App {
     /// Set from the layout before each draw like `page`, so the keys move by what the person
     /// sees and drawing stays a pure function of the state.
     pub detail_page: usize,
-    /// The screen the last frame was laid out on: clicks are read against its panes.
+    /// The screen the last frame was laid out on.
     pub screen: Rect,
+    /// Where the last frame put each pane: clicks are read against them.
+    pub areas: Areas,
     /// The popups, bottom to top: the top one gets the keys (`popup`).
     pub popups: Vec<Popup>,
     /// The pane the moves act on.
@@ -106,6 +107,7 @@ impl App {
             page: 10,
             detail_page: 10,
             screen: Rect::new(0, 0, 80, 24),
+            areas: Areas::default(),
             popups: Vec::new(),
             focus: Pane::Tasks,
             approval: 0,
@@ -235,19 +237,16 @@ impl App {
         self.select_index(self.offset + visible_row);
     }
 
-    /// Before each draw: the layout sets the page size, the rows are brought up to date, and the
-    /// detail pane's scroll is kept inside its text.
-    pub fn prepare(&mut self, area: Rect) {
-        let areas = view::areas(area, self);
-        self.screen = area;
-        self.page = areas.page();
-        self.detail_page = detail::visible_lines(areas.body()).saturating_sub(1).max(1);
+    /// Before each draw, with the frame's layout (`ui::view::layout`): it sets the page sizes and
+    /// the click targets, the rows are brought up to date, and the detail pane's scroll is kept
+    /// inside its text.
+    pub fn prepare(&mut self, layout: ScreenLayout) {
+        self.screen = layout.screen;
+        self.page = layout.areas.page();
+        self.detail_page = layout.detail_lines.saturating_sub(1).max(1);
+        self.areas = layout.areas;
         self.refresh();
-        let max = match self.top() {
-            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(self, key, areas.body())),
-            _ => None,
-        };
-        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (max, self.popups.last_mut()) {
+        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (layout.detail_max_scroll, self.popups.last_mut()) {
             *scroll = (*scroll).min(max);
         }
     }

@@ -345,7 +345,7 @@ impl App {
 fn confirm_what(ask: &Ask, store: &Store) -> String {
     let subject = ask.subject();
     match ask {
-        Ask::Cancel { key, .. } => format!("cancel {}", crate::ui::format::task_id(store, &key.id)),
+        Ask::Cancel { key, .. } => format!("cancel {}", crate::columns::task_id(store, &key.id)),
         Ask::Approve { approved: true, .. } => format!("approve {subject}"),
         Ask::Approve { .. } => format!("deny {subject}"),
         Ask::Connection { .. } => format!("connect {subject}"),

@@ -8,7 +8,6 @@ use tokio::sync::mpsc;
 
 use super::Error;
 use super::headless::{self, Until};
-use crate::app;
 use crate::app::App;
 use crate::app::keys::KeyMap;
 use crate::app::steer::{Prefs, Steer};
@@ -16,7 +15,7 @@ use crate::config::Config;
 use crate::record::Recorder;
 use crate::store::{Limits, Store, TaskKey};
 use crate::tap::Taps;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::watch::{AgentSpec, Engine, WatchOptions};
 
 /// How the watched tasks are shown; shared by the dashboard and `demo`.
@@ -178,7 +177,7 @@ pub async fn watch(
         app.steer = Steer::new(prefs(config));
         app.recorder = recorder;
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(app::run(app, rx, commands), forward);
+        let (result, ()) = tokio::join!(crate::run::run(app, rx, commands), forward);
         result.map_err(|e| Error::Io {
             what: "the terminal".into(),
             source: e,

@@ -5,7 +5,7 @@
 use crate::a2a;
 use crate::app::keys::KeyError;
 use crate::config::ConfigError;
-use crate::ui::theme::ThemeError;
+use crate::theme::ThemeError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -29,7 +29,6 @@ use clap::Parser;
 use crate::config::Config;
 pub use args::{BindingArg, Cli, Command, ConnArgs, ReplyArgs, WatchArgs};
 pub use error::Error;
-pub(crate) use headless::JsonLines;
 use specs::{agent_specs, push_receiver, watch_options};
 
 /// Every watched stream holds a socket: lift the soft limit on open files to the hard one, so a

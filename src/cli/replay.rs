@@ -14,15 +14,16 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use super::dashboard::{self, ScreenArgs};
-use super::{Error, JsonLines, out};
+use super::{Error, out};
 use crate::app::App;
 use crate::app::keys::{Action, KeyMap, Mode};
 use crate::app::popup::Popup;
-use crate::app::run as live;
 use crate::app::steer::{Prefs, Steer};
 use crate::config::Config;
 use crate::event::Event;
-use crate::record::{Entries, Entry, Recording, shot};
+use crate::ndjson::JsonLines;
+use crate::record::{Entries, Entry, Recording};
+use crate::run::{self as live, shot};
 
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
@@ -369,12 +370,7 @@ async fn play(
         app.on_tick();
         // Nothing leaves a replay; links may still be opened or copied.
         app.steer.outbox.clear();
-        let mut stdout = io::stdout();
-        for effect in std::mem::take(&mut app.steer.effects) {
-            if let Err(message) = crate::app::effects::perform(&effect, &mut stdout) {
-                app.flash(message, true);
-            }
-        }
+        live::perform_effects(app);
         let banner = playback.banner();
         if dirty || banner != shown {
             app.banner = Some(banner.clone());

@@ -118,8 +118,9 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         specs.push(flag_agent(name.or_else(|| conn.name.clone()), url));
     }
     for (i, tap) in config.tap.iter().enumerate() {
-        let tap =
-            TapArg::from_config(tap).map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
+        let tap = tap
+            .to_arg()
+            .map_err(|e| Error::Usage(format!("[[tap]] #{} of the config: {e}", i + 1)))?;
         attach_tap(&mut specs, tap, |name, url| {
             let mut spec = AgentSpec::new(url);
             spec.client.name.clone_from(&name);

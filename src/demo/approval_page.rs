@@ -139,7 +139,7 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
 /// Agent text for HTML: controls and bidi overrides removed, then escaped.
 fn html(text: &str) -> String {
     let mut out = String::new();
-    crate::ui::svg::escape(&crate::text::sanitize(text), &mut out);
+    crate::text::escape_xml(&crate::text::sanitize(text), &mut out);
     out
 }
 

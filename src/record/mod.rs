@@ -19,12 +19,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::a2a::shown::ShownUrl;
-use crate::cli::JsonLines;
 use crate::event::{AgentId, Event};
-use crate::ndjson;
+use crate::ndjson::{self, JsonLines};
 use crate::store::{Change, Store};
-
-pub mod shot;
 
 /// The format this version writes and the newest it reads; a change that older versions would
 /// misread takes the next number.

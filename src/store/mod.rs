@@ -22,6 +22,7 @@ mod index;
 pub mod query;
 mod reduce;
 mod status;
+pub mod tree;
 mod types;
 
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -25,7 +25,6 @@ use tokio::task::JoinSet;
 use url::Url;
 
 use crate::a2a::discovery;
-use crate::config::TapConfig;
 use crate::event::{self, AgentId};
 use crate::local_server;
 use crate::watch::AgentSpec;
@@ -51,24 +50,6 @@ pub struct TapArg {
     /// Rewrite a signed card without its signatures (`--tap-strip-signatures`,
     /// `strip_signatures`) rather than pass it on unchanged.
     pub strip_signatures: bool,
-}
-
-impl TapArg {
-    /// A `[[tap]]` table, checked as `--tap` is.
-    pub fn from_config(tap: &TapConfig) -> Result<TapArg, String> {
-        let listen = tap
-            .listen
-            .parse()
-            .map_err(|_| format!("listen {:?} is not IP:PORT, like 127.0.0.1:9000", tap.listen))?;
-        check_listen(listen, tap.allow_remote)?;
-        upstream_url(&tap.upstream)?;
-        Ok(TapArg {
-            name: tap.name.clone(),
-            listen,
-            upstream: tap.upstream.clone(),
-            strip_signatures: tap.strip_signatures,
-        })
-    }
 }
 
 /// `[NAME=]LISTEN=UPSTREAM`. Neither NAME nor LISTEN holds a `=`; the URL may (`?a=b`). Errors

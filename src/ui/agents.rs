@@ -8,11 +8,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::format::{line, pad, width, wrap};
-use super::theme::health_glyph;
 use super::view::{Labels, border, counts_spans};
 use crate::app::App;
 use crate::event::{Health, SignedCardAtTap};
 use crate::text::one_line;
+use crate::theme::health_glyph;
 
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;

@@ -8,12 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::format::{cells, task_id, waited};
-use super::theme::Theme;
 use crate::a2a::{Message, PartContent};
 use crate::app::App;
 use crate::app::answer::AnswerBox;
 use crate::app::keys::{Action, Mode};
 use crate::text::{one_line, sanitize};
+use crate::theme::Theme;
 
 /// The question in full: text parts, and data parts as JSON.
 fn question_lines(message: Option<&Message>, theme: &Theme) -> Vec<Line<'static>> {

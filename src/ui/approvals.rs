@@ -7,11 +7,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{line, links, task_id, waited, wrap};
+use super::format::{line, task_id, waited, wrap};
 use super::table::status_head;
 use super::view::{border, spans_width};
 use crate::a2a::interactions::{Interaction, Kind};
-use crate::app::effects::is_web_link;
+use crate::app::effects::{is_web_link, links};
 use crate::app::keys::Action;
 use crate::app::{App, Pane};
 use crate::store::TaskEntry;

@@ -12,13 +12,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph};
 use serde_json::Value;
 
-use super::format::{clock, head, line, links, pad, plural, state_name, waited, wrap};
-use super::theme::{Theme, state_glyph};
+use super::format::{clock, line, pad, plural, state_name, waited, wrap};
 use crate::a2a::{Message, Part, PartContent};
 use crate::app::App;
-use crate::app::effects::is_web_link;
+use crate::app::effects::{is_web_link, links};
 use crate::store::{TaskEntry, TaskKey};
-use crate::text::sanitize;
+use crate::text::{head, sanitize};
+use crate::theme::{Theme, state_glyph};
 
 /// Lines kept per text; more is cut with a note.
 const SECTION_LINES: usize = 400;

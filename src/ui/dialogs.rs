@@ -8,13 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::format::{SHORT_ID, cells, fit, pad, task_id, waited, width};
-use super::theme::{Theme, state_glyph};
 use crate::app::App;
 use crate::app::dialogs::{Ask, Confirm, LinkPick, NewTask, NewTaskField};
 use crate::app::keys::{Action, KeyMap, Mode};
 use crate::app::popup::Popup;
 use crate::store::Store;
 use crate::text::one_line;
+use crate::theme::{Theme, state_glyph};
 
 /// The confirmation's question, naming the agent.
 fn question(ask: &Ask, store: &Store) -> String {

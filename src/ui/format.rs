@@ -6,12 +6,10 @@ use jiff::{SignedDuration, Timestamp};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::a2a::{Message, Part, PartContent, TaskState};
-use crate::store::Store;
-use crate::text::one_line;
-
-/// How much of a status message is searched for links.
-const LINK_SCAN_BYTES: usize = 16 * 1024;
+use crate::a2a::TaskState;
+// Ids and widths are the app's too (its messages quote task ids): they live in `columns`.
+pub use crate::columns::{SHORT_ID, TASK_ID_MAX, char_width, fit, short_id, task_id, width};
+use crate::text::{head, one_line};
 
 /// How far into an agent's text one line on screen looks: a cell shows a line, not the ten
 /// megabytes a hostile agent may send, and cleaning it costs the same whatever its size.
@@ -23,18 +21,6 @@ pub fn cells(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
-/// The start of `text`, at most `max` bytes, cut at a character boundary; true if it was cut.
-pub fn head(text: &str, max: usize) -> (&str, bool) {
-    if text.len() <= max {
-        return (text, false);
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (&text[..end], true)
-}
-
 /// Agent text as one line of at most `width` columns: cleaned, line breaks folded, cut visibly.
 pub fn line(text: &str, width: usize) -> String {
     let (start, cut) = head(text, LINE_BYTES);
@@ -43,91 +29,6 @@ pub fn line(text: &str, width: usize) -> String {
         out.push('…');
     }
     fit(&out, width)
-}
-
-/// Characters of an id people quote (and the least an id column is wide).
-pub const SHORT_ID: usize = 8;
-
-/// Columns a task id may take on screen: a UUID whole. Ids alike for longer are cut all the same.
-pub const TASK_ID_MAX: usize = 36;
-
-/// The first 8 characters of an id, the way people quote them.
-pub fn short_id(id: &str) -> String {
-    one_line(head(id, 64).0).chars().take(SHORT_ID).collect()
-}
-
-/// A task id as people quote it, its first 8 characters, unless another task's id starts the
-/// same way: then as many as tell it apart from every other, and `…` when that is not all of
-/// it, so `t-flood-99` (whole) and `t-flood-99a…` (cut) read differently. Two neighbour lookups
-/// in the store, whatever the number of tasks.
-pub fn task_id(store: &Store, id: &str) -> String {
-    // One column is kept for the `…`.
-    let needed = store.task_id_chars(id, TASK_ID_MAX - 1);
-    if needed <= SHORT_ID {
-        return short_id(id);
-    }
-    let (shown, cut) = match id.char_indices().nth(needed) {
-        Some((end, _)) => (&id[..end], true),
-        None => (id, false),
-    };
-    let mut out = one_line(shown);
-    if cut {
-        out.push('…');
-    }
-    fit(&out, TASK_ID_MAX)
-}
-
-/// Columns `text` takes on screen.
-pub fn width(text: &str) -> usize {
-    Span::raw(text).width()
-}
-
-fn char_width(c: char) -> usize {
-    width(c.encode_utf8(&mut [0; 4]))
-}
-
-/// Cuts to `width` columns, marking the cut with `…`.
-pub fn fit(text: &str, width: usize) -> String {
-    if self::width(text) <= width {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = char_width(c);
-        if used + w + 1 > width {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    if width > 0 {
-        out.push('…');
-    }
-    out
-}
-
-/// The links of a status message, found in its first few kilobytes: a huge message costs no more.
-pub fn links(m: &Message) -> Vec<String> {
-    let mut budget = LINK_SCAN_BYTES;
-    let parts = m
-        .parts
-        .iter()
-        .take(32)
-        .map(|p| match &p.content {
-            PartContent::Text(text) => {
-                let (start, _) = head(text, budget);
-                budget -= start.len();
-                Part::text(start)
-            }
-            _ => p.clone(),
-        })
-        .collect();
-    Message {
-        parts,
-        ..Message::default()
-    }
-    .links()
 }
 
 /// `text` cut or padded with spaces to exactly `width` columns.

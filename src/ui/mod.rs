@@ -12,7 +12,6 @@ pub mod format;
 mod help;
 pub mod svg;
 mod table;
-pub mod theme;
 mod title;
 mod tree;
 pub mod view;

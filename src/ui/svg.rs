@@ -9,7 +9,8 @@ use std::fmt::Write;
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::style::{Color, Modifier};
 
-use super::theme::Theme;
+use crate::text::escape_xml;
+use crate::theme::Theme;
 
 /// Cell size in pixels at a 14px font: the usual monospace advance (0.6em) and line height.
 const CELL_W: f32 = 8.4;
@@ -148,22 +149,6 @@ impl Look {
     }
 }
 
-/// Text for XML: the five special characters escaped, characters XML 1.0 forbids replaced.
-pub fn escape(text: &str, out: &mut String) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(' '),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-}
-
 fn x_of(column: u16) -> f32 {
     f32::from(column) * CELL_W
 }
@@ -258,7 +243,7 @@ fn word_out(word: &[(u16, &str)], look: Option<Look>, y: f32, out: &mut String) 
     let xs: Vec<String> = word.iter().map(|(col, _)| format!("{:.1}", x_of(*col))).collect();
     let _ = write!(out, "<text x=\"{}\" y=\"{y:.1}\"{}>", xs.join(" "), look.attributes());
     for (_, symbol) in word {
-        escape(symbol, out);
+        escape_xml(symbol, out);
     }
     out.push_str("</text>\n");
 }
@@ -270,14 +255,11 @@ mod tests {
     use ratatui::style::Style;
 
     #[test]
-    fn palette_and_escaping() {
+    fn palette() {
         assert_eq!(indexed(16), 0x000000);
         assert_eq!(indexed(196), 0xff0000);
         assert_eq!(indexed(232), 0x080808);
         assert_eq!(rgb(Color::Rgb(1, 2, 3), 0), Some(0x010203));
-        let mut s = String::new();
-        escape("<a href=\"x\">&'\u{1b}\u{7}", &mut s);
-        assert_eq!(s, "&lt;a href=&quot;x&quot;&gt;&amp;&apos;\u{fffd}\u{fffd}");
     }
 
     #[test]

@@ -10,12 +10,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table, Wrap};
 
 use super::agents::name_width;
-use super::format::{SHORT_ID, STATE_NAME, ago, head, line, plural, short_id, state_name, task_id, waited, width};
-use super::theme::state_glyph;
+use super::format::{SHORT_ID, STATE_NAME, ago, line, plural, short_id, state_name, task_id, waited, width};
 use super::view::{border, to_u16};
 use crate::a2a::Part;
 use crate::app::{App, Pane};
 use crate::store::TaskEntry;
+use crate::text::head;
+use crate::theme::state_glyph;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;

@@ -12,7 +12,6 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 use serde_json::{Value, json};
 
-use super::theme::Theme;
 use super::view;
 use crate::a2a::{Binding, ProtocolVersion};
 use crate::app::keys::KeyMap;
@@ -22,6 +21,7 @@ use crate::app::popup::Popup;
 use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
+use crate::theme::Theme;
 
 mod sizes;
 
@@ -264,7 +264,7 @@ pub(super) fn app(store: Store) -> App {
 
 /// Lays out, refreshes and draws the app the way the event loop does.
 pub(super) fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
-    app.prepare(Rect::new(0, 0, width, height));
+    app.prepare(view::layout(Rect::new(0, 0, width, height), app));
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|frame| view::draw(frame, app)).unwrap();
     assert_clean(terminal.backend().buffer());

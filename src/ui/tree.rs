@@ -11,10 +11,11 @@ use super::format::{STATE_NAME, fit, line, short_id, task_id, waited, width};
 use super::table::{draw_empty, pane_title, state_words, status_words};
 use super::view::{Labels, border, counts_spans, spans_width};
 use crate::a2a::{Part, Role, StateClass};
-use crate::app::tree::{Node, Row};
+use crate::app::tree::Row;
 use crate::app::{App, Pane};
 use crate::event::AgentId;
 use crate::store::TaskKey;
+use crate::store::tree::Node;
 
 const STATE_W: usize = STATE_NAME + 2;
 const FOR_W: usize = 5;

@@ -2,7 +2,7 @@
 //! rows on screen, not the number of tasks or the size of their texts. Every string from an
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
 //!
-//! This file is the layout (`Areas`) and the order the panes are drawn in; each pane draws in its
+//! This file is the layout (`Areas`, handed to the app as a `ScreenLayout` before each frame) and the order the panes are drawn in; each pane draws in its
 //! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`, `help`, `detail`), and the pieces
 //! more than one pane uses (borders, counts) are at the end of this one.
 
@@ -14,45 +14,8 @@ use ratatui::widgets::{Block, Borders};
 
 use super::{agents, approvals, detail, dialogs, footer, help, table, title, tree};
 use crate::app::popup::Popup;
-use crate::app::{App, Pane};
+use crate::app::{App, Areas, Pane, ScreenLayout};
 use crate::store::Counts;
-
-/// Where each pane of the main screen goes, from the terminal size and what there is to show.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Areas {
-    /// The panes on screen, top to bottom (the approvals only while some wait).
-    pub panes: Vec<(Pane, Rect)>,
-    /// Agents as one line of badges, approvals as one line with the links of one.
-    pub compact: bool,
-}
-
-impl Areas {
-    /// Where a pane is (empty when it is not on screen).
-    pub fn of(&self, pane: Pane) -> Rect {
-        (self.panes.iter())
-            .find(|(p, _)| *p == pane)
-            .map_or(Rect::default(), |(_, r)| *r)
-    }
-
-    /// The pane at a screen cell.
-    pub fn at(&self, column: u16, row: u16) -> Option<(Pane, Rect)> {
-        (self.panes.iter().copied()).find(|(_, r)| r.contains(ratatui::layout::Position { x: column, y: row }))
-    }
-
-    /// Rows the task table shows at once (inside the border, below the header row).
-    pub fn page(&self) -> usize {
-        usize::from(self.of(Pane::Tasks).height.saturating_sub(3))
-    }
-
-    /// The detail pane covers everything between the title and the footer.
-    pub fn body(&self) -> Rect {
-        let agents = self.of(Pane::Agents);
-        Rect {
-            height: self.of(Pane::Footer).y - agents.y,
-            ..agents
-        }
-    }
-}
 
 pub(super) fn to_u16(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
@@ -96,6 +59,22 @@ pub fn areas(area: Rect, app: &App) -> Areas {
     }
     panes.push((Pane::Footer, footer));
     Areas { panes, compact }
+}
+
+/// The layout of a frame at `screen`, as the app needs it for paging, clicks and the detail
+/// pane's scroll; the loop hands it to `App::prepare` before drawing.
+pub fn layout(screen: Rect, app: &App) -> ScreenLayout {
+    let areas = areas(screen, app);
+    let body = areas.body();
+    ScreenLayout {
+        screen,
+        detail_lines: detail::visible_lines(body),
+        detail_max_scroll: match app.top() {
+            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(app, key, body)),
+            _ => None,
+        },
+        areas,
+    }
 }
 
 pub fn draw(frame: &mut Frame, app: &App) {

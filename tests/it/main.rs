@@ -12,6 +12,7 @@ mod engine;
 mod golden;
 mod grpc;
 mod hostile_servers;
+mod layers;
 mod local_servers;
 mod ordering;
 mod output;

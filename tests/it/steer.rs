@@ -11,7 +11,7 @@ use a2a_watch::app::keys::KeyMap;
 use a2a_watch::app::on_terminal_event;
 use a2a_watch::app::steer::{Prefs, Steer};
 use a2a_watch::store::{Change, Store, TaskKey};
-use a2a_watch::ui::theme::Theme;
+use a2a_watch::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 

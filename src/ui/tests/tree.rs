@@ -2,7 +2,7 @@
 //! branch, collapse and expand, driven through the real key path and pinned by snapshots.
 
 use super::*;
-use crate::app::tree::{Node, TaskTree};
+use crate::store::tree::{Node, TaskTree};
 
 const PLAN: &str = "plan-ctx-0001";
 const PLANNER: &str = "p0000001-plan";

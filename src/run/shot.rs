@@ -14,7 +14,7 @@ use crate::ui::svg;
 /// The screen as the dashboard would draw it at `width`x`height`, at the app's time.
 pub fn render(app: &mut App, width: u16, height: u16) -> Buffer {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("an off-screen terminal");
-    crate::app::run::render(&mut terminal, app).expect("an off-screen terminal draws");
+    super::render(&mut terminal, app).expect("an off-screen terminal draws");
     terminal.backend().buffer().clone()
 }
 
@@ -36,7 +36,7 @@ pub fn save(app: &mut App, path: &Path) -> io::Result<()> {
 
 /// A screenshot written to a new file: a file already at `path` is left as it is.
 pub fn write_new(path: &Path, document: &str) -> io::Result<()> {
-    super::create_private(path)?.write_all(document.as_bytes())
+    crate::record::create_private(path)?.write_all(document.as_bytes())
 }
 
 /// The screenshot key: a new file in the current directory, named for the app's time.

@@ -1,6 +1,10 @@
 //! The dashboard's loop: terminal events become actions on the `App`, watch events go into the
 //! store, and the screen is drawn only when something changed (at most ~30 times a second, plus a
-//! slow tick for the ages). Knows nothing of HTTP.
+//! slow tick for the ages). Knows nothing of HTTP. It sits above both `app` and `ui`: before each
+//! frame it hands the app the layout `ui` computed, and it carries out the app's effects,
+//! screenshots (`shot`) included.
+
+pub mod shot;
 
 use std::io::{self, Stdout};
 use std::time::Duration;
@@ -15,7 +19,8 @@ use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 use tokio::sync::mpsc;
 
-use super::{App, effects};
+use crate::app::effects::{self, Effect};
+use crate::app::{self, App};
 use crate::event::{AgentId, Command, Receiver};
 use crate::ui::view;
 
@@ -70,10 +75,23 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
         // The engine only stops when we do; a send error means we are quitting anyway.
         let _ = commands.send(command).await;
     }
+    perform_effects(app);
+}
+
+/// Carries out the app's side effects: the terminal's (title, bell, clipboard, browser) and the
+/// screenshot, which needs the drawing.
+pub fn perform_effects(app: &mut App) {
     let mut out = io::stdout();
     for effect in std::mem::take(&mut app.steer.effects) {
-        if let Err(message) = effects::perform(&effect, &mut out) {
-            app.flash(message, true);
+        let Effect::Screenshot = effect else {
+            if let Err(message) = effects::perform(&effect, &mut out) {
+                app.flash(message, true);
+            }
+            continue;
+        };
+        match shot::save_here(app) {
+            Ok(path) => app.flash(format!("screenshot: {}", path.display()), false),
+            Err(e) => app.flash(format!("no screenshot: {e}"), true),
         }
     }
 }
@@ -175,7 +193,7 @@ async fn event_loop(
                 Some(Ok(ev)) => {
                     // Keys are judged at the time they arrive (a box that just opened ignores Enter).
                     app.now = jiff::Timestamp::now();
-                    if super::on_terminal_event(app, ev) {
+                    if app::on_terminal_event(app, ev) {
                         pacer.changed();
                     }
                 }
@@ -213,7 +231,10 @@ pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(),
 /// Draws one frame at the app's own time (a replay's is the recording's clock).
 pub fn render<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
     let size = terminal.size()?;
-    app.prepare(ratatui::layout::Rect::new(0, 0, size.width, size.height));
+    app.prepare(view::layout(
+        ratatui::layout::Rect::new(0, 0, size.width, size.height),
+        app,
+    ));
     terminal.draw(|frame| view::draw(frame, app))?;
     Ok(())
 }

@@ -13,6 +13,9 @@ use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
 use crate::a2a::{StateClass, StreamResponse, Task, TaskState, TaskStatus};
 
+mod lines;
+pub use lines::JsonLines;
+
 /// Where one task stands, folded from the events seen so far.
 #[derive(Debug, Clone, Default)]
 pub struct TaskLine {

@@ -12,9 +12,9 @@ use crate::a2a::{StateClass, TaskState};
 use crate::event::Health;
 
 pub const BUILT_IN: [(&str, &str); 3] = [
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
-    ("ansi16", include_str!("../../themes/ansi16.toml")),
+    ("dark", include_str!("../themes/dark.toml")),
+    ("light", include_str!("../themes/light.toml")),
+    ("ansi16", include_str!("../themes/ansi16.toml")),
 ];
 
 /// A theme that cannot be used, in the words the user sees.
