@@ -107,9 +107,13 @@ impl Quiet {
         true
     }
 
-    /// After a GetTask that found the task live: the next one between 1x and 2x `quiet_after` on.
-    fn checked(&mut self, quiet_after: Duration) {
-        self.deadline = Instant::now() + quiet_after + quiet_after.mul_f64(super::jitter());
+    /// After a GetTask that found the task live: the next one between 1x and 2x `quiet_after` on,
+    /// on the budget's grid (so checks due together wake together).
+    fn checked(&mut self, quiet_after: Duration, budget: &CheckBudget) {
+        // The grid's step is at most `quiet_after`, so the check stays within 2x.
+        let step = budget.group_time().min(quiet_after);
+        let due = Instant::now() + quiet_after + (quiet_after - step).mul_f64(super::jitter());
+        self.deadline = budget.on_grid(due, quiet_after);
     }
 
     /// True if a GetTask found the task as the last one of this spell did: the store holds it
@@ -516,7 +520,7 @@ impl TaskWatch {
         if !repeated && matches!(self.report(found).await.0, Next::Stop) {
             return false;
         }
-        quiet.checked(self.quiet_after);
+        quiet.checked(self.quiet_after, &self.checks);
         true
     }
 
