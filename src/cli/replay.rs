@@ -306,17 +306,6 @@ impl Playback {
     }
 }
 
-/// Whether an action would send something to an agent (off in a replay).
-fn sends(mode: Mode, action: Action) -> bool {
-    matches!(
-        (mode, action),
-        (
-            Mode::Main,
-            Action::Reply | Action::Approve | Action::Deny | Action::Cancel | Action::NewTask
-        ) | (Mode::Inbox, Action::Details)
-    )
-}
-
 /// One terminal event in a replay: its own keys first (except while typing), actions that would
 /// send refused with a note, the rest as on the live dashboard. True if the screen may change.
 fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> Result<bool, Error> {
@@ -331,7 +320,7 @@ fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> Result<boo
             playback.act(app, action)?;
             return Ok(true);
         }
-        if app.keys.action(app.mode(), key).is_some_and(|a| sends(app.mode(), a)) {
+        if app.keys.action(app.mode(), key).is_some_and(|a| a.sends(app.mode())) {
             app.flash(
                 "replay: nothing is sent to agents (answer, approve, deny, cancel and new task are off)",
                 true,
