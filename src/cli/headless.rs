@@ -1,5 +1,5 @@
-//! `--json`: the dashboard's engine and store with no screen, one NDJSON line per change (the
-//! `--follow` schema, plus agent health lines), for scripts and CI.
+//! `--json`: the dashboard's engine, store and loop (`run`) with no screen: its sink writes one
+//! NDJSON line per change (the `--follow` schema, plus agent health lines), for scripts and CI.
 
 use std::io;
 use std::path::Path;
