@@ -26,7 +26,7 @@ use crate::ndjson::JsonLines;
 use crate::record::Recorder;
 use crate::store::{Change, Store};
 
-pub use screen::{Pacer, apply_burst, apply_burst_at, draw, perform_effects, render};
+pub use screen::{Pacer, apply_burst, apply_burst_at, draw, render};
 
 pub const FRAME: Duration = Duration::from_millis(33);
 /// Events applied before the screen gets a chance to redraw.

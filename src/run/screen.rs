@@ -190,7 +190,7 @@ impl Sink for Screen {
 
 /// Carries out the app's side effects: the terminal's (title, bell, clipboard, browser) and the
 /// screenshot, which needs the drawing.
-pub fn perform_effects(app: &mut App) {
+fn perform_effects(app: &mut App) {
     let mut out = io::stdout();
     for effect in std::mem::take(&mut app.steer.effects) {
         let Effect::Screenshot = effect else {
