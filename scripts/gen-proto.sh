@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles the vendored protos (proto/README.md) into proto/a2a.desc, the descriptor set the gRPC
-# binding (src/a2a/grpc.rs) reads at run time, so that building a2a-watch needs no protoc.
+# binding (crates/a2a-watch-engine/src/a2a/grpc.rs) reads at run time, so that building a2a-watch needs no protoc.
 # protoc comes from grpcio-tools in the interop venv (tests/interop/python/setup.sh pins it);
 # `cargo test grpc_descriptor` checks the committed file is what this script makes.
 set -euo pipefail

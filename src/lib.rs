@@ -10,21 +10,15 @@
 //! app the layout `ui` computed, carries out the app's effects and records what it applies. No
 //! two top-level modules import each other (`tests/it/layers.rs`).
 
-pub mod a2a;
+// The engine's modules, at the paths they had before the engine became its own crate: the front
+// end, the tests and the benches name them as `crate::a2a`, `a2a_watch::store`, ...
+pub use a2a_watch_engine::{a2a, event, local_server, ndjson, push, record, store, tap, text, watch};
+
 pub mod app;
 pub mod cli;
 pub mod columns;
 pub mod config;
 pub mod demo;
-pub mod event;
-pub mod local_server;
-pub mod ndjson;
-pub mod push;
-pub mod record;
 pub mod run;
-pub mod store;
-pub mod tap;
-pub mod text;
 pub mod theme;
 pub mod ui;
-pub mod watch;

@@ -34,7 +34,7 @@ const SERVICE: &str = "lf.a2a.v1.A2AService";
 
 /// The specification's a2a.proto with what it imports, and google.rpc's status and error details
 /// for the errors (spec section 10.6); scripts/gen-proto.sh makes it, a test checks it is current.
-pub const DESCRIPTOR_SET: &[u8] = include_bytes!("../../proto/a2a.desc");
+pub const DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../proto/a2a.desc"));
 
 static POOL: LazyLock<DescriptorPool> =
     LazyLock::new(|| DescriptorPool::decode(DESCRIPTOR_SET).expect("proto/a2a.desc is a descriptor set"));
