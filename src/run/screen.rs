@@ -21,6 +21,7 @@ use super::{Clock, Error, FRAME, Sink, Wake, shot};
 use crate::app::effects::{self, Effect};
 use crate::app::{self, App};
 use crate::event::Event;
+use crate::record::Recorder;
 use crate::store::{Change, Store};
 use crate::ui::view;
 
@@ -72,7 +73,7 @@ pub struct Screen {
 }
 
 /// Runs the loop on the terminal. The terminal is restored on every way out.
-pub async fn show(app: App, clock: &mut impl Clock, recorder: Option<crate::record::Recorder>) -> Result<(), Error> {
+pub async fn show(app: App, clock: &mut impl Clock, recorder: Option<Recorder>) -> Result<(), Error> {
     let mut screen = Screen {
         app,
         terminal: setup_terminal().map_err(terminal_error)?,
