@@ -96,6 +96,54 @@ impl Action {
         serde_json::from_value(serde_json::Value::String(name.to_string()))
             .map_err(|_| KeyError::NotAnAction(name.to_string()))
     }
+
+    /// Whether this action, in `mode`, sends something to an agent or opens the box that would:
+    /// a replay refuses these (it has no agents). Every action is named, no wildcard, so a new
+    /// one cannot be added without deciding.
+    pub fn sends(self, mode: Mode) -> bool {
+        match self {
+            Action::Reply | Action::Approve | Action::Deny | Action::Cancel | Action::NewTask => mode == Mode::Main,
+            // The inbox's Enter opens the answer box.
+            Action::Details => mode == Mode::Inbox,
+            // The boxes' own sending keys: those boxes only open through the actions above.
+            Action::Send | Action::Yes => true,
+            Action::Quit
+            | Action::Help
+            | Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+            | Action::Back
+            | Action::Filter
+            | Action::Sort
+            | Action::ToggleTerminal
+            | Action::Freeze
+            | Action::ToggleTree
+            | Action::Collapse
+            | Action::Expand
+            | Action::ToggleBranch
+            | Action::FocusNext
+            | Action::Inbox
+            | Action::OpenLink
+            | Action::CopyLink
+            | Action::No
+            | Action::Newline
+            | Action::NextField
+            | Action::PreviousAgent
+            | Action::NextAgent
+            | Action::DeleteBack
+            | Action::NextPage
+            | Action::PreviousPage
+            | Action::Screenshot
+            | Action::Pause
+            | Action::NextChange
+            | Action::PreviousChange
+            | Action::Choose(_)
+            | Action::None => false,
+        }
+    }
 }
 
 /// Where the keyboard is: each mode has its own key map.

@@ -82,8 +82,6 @@ pub struct App {
     pub tree: TreeView,
     /// Shown on the title line (a replay's clock).
     pub banner: Option<String>,
-    /// `--record`: every applied event goes to the recording too.
-    pub recorder: Option<crate::record::Recorder>,
 }
 
 /// The table as it was when the user froze it.
@@ -119,7 +117,6 @@ impl App {
             view: OrderedView::default(),
             tree: TreeView::default(),
             banner: None,
-            recorder: None,
         }
     }
 

@@ -175,13 +175,9 @@ pub async fn watch(
         };
         let mut app = App::new(store, keys, theme);
         app.steer = Steer::new(prefs(config));
-        app.recorder = recorder;
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(crate::run::run(app, rx, commands), forward);
-        result.map_err(|e| Error::Io {
-            what: "the terminal".into(),
-            source: e,
-        })
+        let (result, ()) = tokio::join!(crate::run::live::dashboard(app, rx, commands, recorder), forward);
+        result.map_err(Error::from)
     };
     // Streams are dropped with the engine; give it a moment, not forever.
     let _ = tokio::time::timeout(Duration::from_secs(2), engine.shutdown()).await;

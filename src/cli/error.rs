@@ -40,6 +40,15 @@ pub enum Error {
     Recording(#[from] crate::record::ReadError),
 }
 
+impl From<crate::run::Error> for Error {
+    fn from(error: crate::run::Error) -> Error {
+        match error {
+            crate::run::Error::Io { what, source } => Error::Io { what, source },
+            crate::run::Error::Recording(e) => Error::Recording(e),
+        }
+    }
+}
+
 impl Error {
     /// 2 for what the user can fix in the command line or the config (bad usage), 1 for the rest
     /// (protocol, transport, I/O).

@@ -1,10 +1,13 @@
-//! `--json`: the dashboard's engine and store with no screen, one NDJSON line per change (the
-//! `--follow` schema, plus agent health lines), for scripts and CI.
+//! `--json`: the dashboard's engine, store and loop (`run`) with no screen: its sink writes one
+//! NDJSON line per change (the `--follow` schema, plus agent health lines), for scripts and CI.
 
-use super::Error;
+use std::io;
+use std::path::Path;
+
+use super::{Error, out};
 use crate::event::Receiver;
-use crate::ndjson::JsonLines;
 use crate::record::Recorder;
+use crate::run::{self, Clock, Sink, Wake, live::Live};
 use crate::store::{Change, Store, TaskKey};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -30,55 +33,82 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     }
 }
 
-/// At most this many events are taken in before their lines are written out.
-const BURST: usize = 4096;
-
-/// Prints changes until the engine stops, `until` is reached, or Ctrl-C. What arrives together
-/// is written together: the lines of a burst go out in one write, flushed at its end (and the
-/// recording's, if `--record`).
-pub async fn run(
-    mut store: Store,
-    mut events: Receiver,
+/// `--json`'s sink: the store, and the lines of each burst written out together at its end,
+/// in one write (the recording's too, if `--record`: the loop flushes it).
+struct Lines {
+    store: Store,
     until: Option<Until>,
     given: Vec<TaskKey>,
-    mut recorder: Option<Recorder>,
-) -> Result<(), Error> {
-    let mut lines = JsonLines::default();
-    let mut out = Vec::new();
-    loop {
-        let ev = tokio::select! {
-            ev = events.recv() => ev,
-            _ = tokio::signal::ctrl_c() => None,
-        };
-        let Some(ev) = ev else { return Ok(()) };
-        let mut next = Some(ev);
-        let mut taken = 0;
-        let mut finished = false;
-        while let Some(ev) = next.take() {
-            let change = match recorder.as_mut() {
-                Some(r) => r.apply(&mut store, ev, Some(&mut out)),
-                None => lines.take(&mut store, ev, &mut out),
-            };
-            // Only a change can end the wait.
-            if change != Change::Nothing && done(&store, until, &given) {
-                finished = true;
-                break;
-            }
-            taken += 1;
-            if taken < BURST {
-                next = events.try_recv().ok();
-            }
-        }
-        super::out::write(&out);
-        out.clear();
-        if let Some(r) = recorder.as_mut() {
-            r.flush().map_err(|source| Error::Io {
-                what: r.path().display().to_string(),
-                source,
-            })?;
-        }
-        if finished {
-            return Ok(());
-        }
+    out: Vec<u8>,
+    finished: bool,
+}
+
+impl Sink for Lines {
+    /// Ctrl-C: the only input there is.
+    type Input = ();
+
+    fn done(&self) -> bool {
+        self.finished
     }
+
+    fn target(&mut self) -> (&mut Store, Option<&mut Vec<u8>>) {
+        (&mut self.store, Some(&mut self.out))
+    }
+
+    fn applied(&mut self, change: Change) {
+        // Only a change can end the wait.
+        self.finished |= change != Change::Nothing && done(&self.store, self.until, &self.given);
+    }
+
+    fn burst_applied(&mut self, _now: jiff::Timestamp) {
+        out::write(&self.out);
+        self.out.clear();
+    }
+
+    /// The burst's lines still go out; then `--json` stops with the error.
+    fn recording_failed(&mut self, path: &Path, source: io::Error) -> Result<(), run::Error> {
+        self.burst_applied(jiff::Timestamp::now());
+        Err(run::Error::Io {
+            what: path.display().to_string(),
+            source,
+        })
+    }
+
+    fn events_ended(&mut self) {
+        self.finished = true;
+    }
+
+    async fn settle(&mut self, _clock: &mut impl Clock) -> Result<(), run::Error> {
+        Ok(())
+    }
+
+    async fn wake(&mut self) -> Result<Wake<()>, run::Error> {
+        let _ = tokio::signal::ctrl_c().await;
+        Ok(Wake::End)
+    }
+
+    fn on_input(&mut self, (): (), _clock: &mut impl Clock) -> Result<(), run::Error> {
+        Ok(())
+    }
+
+    fn on_tick(&mut self, _clock: &impl Clock) {}
+}
+
+/// Prints changes until the engine stops, `until` is reached, or Ctrl-C: the dashboard's loop
+/// on the live clock, with lines for a screen.
+pub async fn run(
+    store: Store,
+    events: Receiver,
+    until: Option<Until>,
+    given: Vec<TaskKey>,
+    recorder: Option<Recorder>,
+) -> Result<(), Error> {
+    let mut lines = Lines {
+        store,
+        until,
+        given,
+        out: Vec::new(),
+        finished: false,
+    };
+    Ok(run::run(&mut Live::new(events, None), &mut lines, recorder).await?)
 }

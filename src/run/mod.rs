@@ -1,240 +1,175 @@
-//! The dashboard's loop: terminal events become actions on the `App`, watch events go into the
-//! store, and the screen is drawn only when something changed (at most ~30 times a second, plus a
-//! slow tick for the ages). Knows nothing of HTTP. It sits above both `app` and `ui`: before each
-//! frame it hands the app the layout `ui` computed, and it carries out the app's effects,
-//! screenshots (`shot`) included.
+//! The one event loop of every front end: events go into a store, what the user does becomes
+//! actions, and the front shows the result. It is generic over where events and time come from
+//! (a [`Clock`]: the engine and the wall clock (`live`), or a recording's clock with its speed,
+//! pause and seek (`playback`)) and over what shows them (a [`Sink`]: the terminal, drawn only
+//! when something changed and at most ~30 times a second (`screen`), or `--json`'s NDJSON lines
+//! with no screen). Recording is the loop's too: it records what it applies (`Intake`), the app
+//! never sees the recorder. It sits above both `app` and `ui`: before each frame it hands the app
+//! the layout `ui` computed, and it carries out the app's effects, screenshots (`shot`) included.
 
+pub mod live;
+pub mod playback;
+pub mod screen;
 pub mod shot;
 
-use std::io::{self, Stdout};
+use std::future::Future;
+use std::io;
+use std::path::Path;
 use std::time::Duration;
 
-use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, EventStream,
-};
-use crossterm::execute;
-use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
-use futures::StreamExt;
-use ratatui::Terminal;
-use ratatui::backend::{Backend, CrosstermBackend};
-use tokio::sync::mpsc;
+use crossterm::event::KeyEvent;
+use jiff::Timestamp;
 
-use crate::app::effects::{self, Effect};
-use crate::app::{self, App};
-use crate::event::{AgentId, Command, Receiver};
-use crate::ui::view;
+use crate::app::App;
+use crate::event::{AgentId, Command, Event};
+use crate::ndjson::JsonLines;
+use crate::record::Recorder;
+use crate::store::{Change, Store};
+
+pub use screen::{Pacer, apply_burst, apply_burst_at, draw, render};
 
 pub const FRAME: Duration = Duration::from_millis(33);
-/// Ages on screen change once a second.
-const TICK: Duration = Duration::from_secs(1);
 /// Events applied before the screen gets a chance to redraw.
 pub const BATCH: usize = 4096;
 
-/// Puts the terminal back: raw mode off, main screen, mouse and paste off, cursor shown.
-pub(crate) fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        io::stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
+/// Why the loop stopped short.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The terminal, or the recording being written.
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+    /// The recording being replayed.
+    #[error(transparent)]
+    Recording(#[from] crate::record::ReadError),
 }
 
-/// Raw mode and the alternate screen, with a panic hook that restores the terminal before the
-/// panic message is printed, so a crash never leaves the terminal unusable.
-pub(crate) fn setup_terminal() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous(info);
-    }));
-    enable_raw_mode()?;
-    execute!(
-        io::stdout(),
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    )?;
-    Terminal::new(CrosstermBackend::new(io::stdout()))
-}
-
-/// Runs the dashboard until the user quits. The terminal is restored on every way out.
-/// `commands` carries what the user asks for (answers, cancels, new tasks) to the engine.
-pub async fn run(mut app: App, mut events: Receiver, commands: mpsc::Sender<(AgentId, Command)>) -> io::Result<()> {
-    let mut terminal = setup_terminal()?;
-    let result = event_loop(&mut terminal, &mut app, &mut events, &commands).await;
-    restore_terminal();
-    result
-}
-
-/// Hands the app's commands to the engine and carries out its side effects.
-async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
-    for command in std::mem::take(&mut app.steer.outbox) {
-        // The engine only stops when we do; a send error means we are quitting anyway.
-        let _ = commands.send(command).await;
+/// Where the loop's events and time come from, and where what the user asks of the agents goes.
+pub trait Clock {
+    /// The time the app is drawn at and judges keys by.
+    fn now(&self) -> Timestamp;
+    /// How often the app's time is looked at: ages, answer timeouts, a replay's position.
+    fn tick(&self) -> Duration;
+    /// The next burst of events, once it is due; `None` once no more will come.
+    fn burst(&mut self) -> impl Future<Output = Result<Option<Vec<Event>>, Error>>;
+    /// Hands a command on to the agents (a clock with none drops it).
+    fn send(&mut self, command: (AgentId, Command)) -> impl Future<Output = ()>;
+    /// Why nothing is sent to agents, said when a key would send; `None`: commands go out.
+    fn silent(&self) -> Option<&'static str> {
+        None
     }
-    perform_effects(app);
+    /// The clock's own keys (a replay's pause and seek), before the app's; true if taken.
+    fn on_key(&mut self, _app: &mut App, _key: &KeyEvent) -> Result<bool, Error> {
+        Ok(false)
+    }
+    /// A note for the title line (a replay's position).
+    fn banner(&self) -> Option<String> {
+        None
+    }
+    /// Something to tell the user once (a replay reaching its end).
+    fn take_note(&mut self) -> Option<&'static str> {
+        None
+    }
 }
 
-/// Carries out the app's side effects: the terminal's (title, bell, clipboard, browser) and the
-/// screenshot, which needs the drawing.
-pub fn perform_effects(app: &mut App) {
-    let mut out = io::stdout();
-    for effect in std::mem::take(&mut app.steer.effects) {
-        let Effect::Screenshot = effect else {
-            if let Err(message) = effects::perform(&effect, &mut out) {
-                app.flash(message, true);
+/// What the loop wakes a sink for, besides events and ticks.
+pub enum Wake<I> {
+    /// The user did something (a key, the mouse, a paste, a resize).
+    Input(I),
+    /// A frame may be drawn.
+    Frame,
+    /// The user is done (the terminal closed, Ctrl-C).
+    End,
+}
+
+/// What shows the store: it holds the store, takes the user's input and presents each change.
+pub trait Sink {
+    type Input;
+    /// The loop stops once this is true.
+    fn done(&self) -> bool;
+    /// The store events go into, and where their `--json` lines go (`None`: none are made).
+    fn target(&mut self) -> (&mut Store, Option<&mut Vec<u8>>);
+    /// One event was applied.
+    fn applied(&mut self, change: Change);
+    /// A burst was applied (and recorded), at `now`.
+    fn burst_applied(&mut self, now: Timestamp);
+    /// The recording could not be written: it stops here.
+    fn recording_failed(&mut self, path: &Path, error: io::Error) -> Result<(), Error>;
+    /// No more events will come; the sink may be done.
+    fn events_ended(&mut self);
+    /// Before the loop waits: commands handed on, effects carried out, the screen drawn when due.
+    fn settle(&mut self, clock: &mut impl Clock) -> impl Future<Output = Result<(), Error>>;
+    /// The user's next input, or a frame due.
+    fn wake(&mut self) -> impl Future<Output = Result<Wake<Self::Input>, Error>>;
+    fn on_input(&mut self, input: Self::Input, clock: &mut impl Clock) -> Result<(), Error>;
+    /// The clock's tick: the time moved on.
+    fn on_tick(&mut self, clock: &impl Clock);
+}
+
+/// Each event on its way into the store: applied, and recorded with `--record` (the recorder's
+/// `apply` makes the `--json` line a sink asks for too).
+struct Intake {
+    recorder: Option<Recorder>,
+    lines: JsonLines,
+}
+
+impl Intake {
+    fn take(&mut self, store: &mut Store, ev: Event, echo: Option<&mut Vec<u8>>) -> Change {
+        match (self.recorder.as_mut(), echo) {
+            (Some(recorder), echo) => recorder.apply(store, ev, echo),
+            (None, Some(out)) => self.lines.take(store, ev, out),
+            (None, None) => store.apply(ev),
+        }
+    }
+
+    /// Applies a burst, then writes out what it recorded (whole lines, once per burst).
+    fn burst(&mut self, sink: &mut impl Sink, events: Vec<Event>, now: Timestamp) -> Result<(), Error> {
+        for ev in events {
+            let (store, echo) = sink.target();
+            let change = self.take(store, ev, echo);
+            sink.applied(change);
+            if sink.done() {
+                break;
             }
-            continue;
-        };
-        match shot::save_here(app) {
-            Ok(path) => app.flash(format!("screenshot: {}", path.display()), false),
-            Err(e) => app.flash(format!("no screenshot: {e}"), true),
         }
-    }
-}
-
-/// When the screen is drawn: only after a change, and at most once a `FRAME`, so that a
-/// burst of events costs one frame (the latency bench paces its frames with this too).
-pub struct Pacer {
-    last_draw: tokio::time::Instant,
-    dirty: bool,
-}
-
-impl Default for Pacer {
-    fn default() -> Self {
-        Pacer {
-            last_draw: tokio::time::Instant::now() - FRAME,
-            dirty: true,
+        if let Some(recorder) = self.recorder.as_mut()
+            && let Err(error) = recorder.flush()
+        {
+            let path = recorder.path().to_path_buf();
+            self.recorder = None;
+            sink.recording_failed(&path, error)?;
         }
+        sink.burst_applied(now);
+        Ok(())
     }
 }
 
-impl Pacer {
-    pub fn changed(&mut self) {
-        self.dirty = true;
-    }
-
-    /// Whether a frame should be drawn now.
-    pub fn due(&self) -> bool {
-        self.dirty && self.last_draw.elapsed() >= FRAME
-    }
-
-    pub fn drawn(&mut self) {
-        self.last_draw = tokio::time::Instant::now();
-        self.dirty = false;
-    }
-
-    /// Resolves when a pending change may be drawn; never, while nothing changed.
-    pub async fn next_frame(&self) {
-        if self.dirty {
-            tokio::time::sleep_until(self.last_draw + FRAME).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
-/// Applies a burst of watch events (the first, then whatever is already waiting, up to
-/// `BATCH`) to the store: the screen then draws once for all of them. True if anything changed.
-pub fn apply_burst(app: &mut App, burst: impl IntoIterator<Item = crate::event::Event>) -> bool {
-    apply_burst_at(app, burst, jiff::Timestamp::now())
-}
-
-/// `apply_burst` at a given time: a replay's is the recording's clock.
-pub fn apply_burst_at(
-    app: &mut App,
-    burst: impl IntoIterator<Item = crate::event::Event>,
-    now: jiff::Timestamp,
-) -> bool {
-    let mut changes: Vec<_> = (burst.into_iter())
-        .map(|ev| match app.recorder.as_mut() {
-            Some(recorder) => recorder.apply(&mut app.store, ev, None),
-            None => app.store.apply(ev),
-        })
-        .collect();
-    if let Some(recorder) = app.recorder.as_mut()
-        && let Err(e) = recorder.flush()
-    {
-        let message = format!("recording stopped: {}: {e}", recorder.path().display());
-        app.recorder = None;
-        app.flash(message, true);
-    }
-    changes.retain(|c| *c != crate::store::Change::Nothing);
-    if changes.is_empty() {
-        return false;
-    }
-    app.now = now;
-    app.on_changes(&changes);
-    true
-}
-
-async fn event_loop(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-    app: &mut App,
-    events: &mut Receiver,
-    commands: &mpsc::Sender<(AgentId, Command)>,
-) -> io::Result<()> {
-    let mut input = EventStream::new();
-    let mut tick = tokio::time::interval(TICK);
+/// Runs until the sink is done: events in bursts from the clock, the user's input, the clock's
+/// ticks and the frames, each handed to the sink; `recorder` records every event applied.
+pub async fn run(clock: &mut impl Clock, sink: &mut impl Sink, recorder: Option<Recorder>) -> Result<(), Error> {
+    let mut intake = Intake {
+        recorder,
+        lines: JsonLines::default(),
+    };
+    let mut tick = tokio::time::interval(clock.tick());
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut pacer = Pacer::default();
-    let mut engine_open = true;
-    while !app.quit {
-        flush(app, commands).await;
-        if pacer.due() {
-            draw(terminal, app)?;
-            pacer.drawn();
-        }
+    let mut events_open = true;
+    while !sink.done() {
+        sink.settle(clock).await?;
         tokio::select! {
-            ev = input.next() => match ev {
-                Some(Ok(ev)) => {
-                    // Keys are judged at the time they arrive (a box that just opened ignores Enter).
-                    app.now = jiff::Timestamp::now();
-                    if app::on_terminal_event(app, ev) {
-                        pacer.changed();
-                    }
+            burst = clock.burst(), if events_open => match burst? {
+                Some(events) => intake.burst(sink, events, clock.now())?,
+                None => {
+                    events_open = false;
+                    sink.events_ended();
                 }
-                Some(Err(e)) => return Err(e),
-                None => return Ok(()),
             },
-            ev = events.recv(), if engine_open => match ev {
-                Some(ev) => {
-                    let waiting = std::iter::from_fn(|| events.try_recv().ok()).take(BATCH);
-                    if apply_burst(app, std::iter::once(ev).chain(waiting)) {
-                        pacer.changed();
-                    }
-                }
-                None => engine_open = false,
+            wake = sink.wake() => match wake? {
+                Wake::Input(input) => sink.on_input(input, clock)?,
+                Wake::Frame => {}
+                Wake::End => return Ok(()),
             },
-            _ = tick.tick() => {
-                app.now = jiff::Timestamp::now();
-                app.on_tick();
-                if !app.store.is_empty() || app.steer.flash.is_some() || app.modal() {
-                    pacer.changed();
-                }
-            }
-            () = pacer.next_frame() => {}
+            _ = tick.tick() => sink.on_tick(clock),
         }
     }
-    Ok(())
-}
-
-/// Draws one frame of the real view at the terminal's size, now.
-pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
-    app.now = jiff::Timestamp::now();
-    render(terminal, app)
-}
-
-/// Draws one frame at the app's own time (a replay's is the recording's clock).
-pub fn render<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
-    let size = terminal.size()?;
-    app.prepare(view::layout(
-        ratatui::layout::Rect::new(0, 0, size.width, size.height),
-        app,
-    ));
-    terminal.draw(|frame| view::draw(frame, app))?;
     Ok(())
 }

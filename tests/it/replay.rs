@@ -2,7 +2,8 @@
 //! with `--json --record`, replayed headless to the same lines and the same final state of every
 //! task; replayed in tmux to the same screen at the same recording time; broken recordings give
 //! errors naming the place, not panics; no credential is ever recorded. And the screenshot's SVG,
-//! from a TestBackend screen, read back with an XML parser.
+//! from a TestBackend screen, read back with an XML parser; the replay's clock (`run::playback`)
+//! on its own.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,8 @@ use a2a_watch::app::keys::KeyMap;
 use a2a_watch::demo::{self, DemoConfig};
 use a2a_watch::event::{Event, Health};
 use a2a_watch::record::{Recorder, Recording};
-use a2a_watch::run::shot;
+use a2a_watch::run::playback::Playback;
+use a2a_watch::run::{Clock, shot};
 use a2a_watch::store::Store;
 use a2a_watch::theme::Theme;
 use a2a_watch::ui::svg;
@@ -222,6 +224,42 @@ async fn replays_show_the_same_screen_at_the_same_recording_time() {
         first.send_keys("q");
         first.wait_for("the replay to quit", false, |s| s.contains("EXITED 0"));
     }
+}
+
+/// The replay's clock, without a screen: paused, nothing comes; playing, each event comes when
+/// due at the speed, and at the end it stops and says so once. It never sends, and its keys give
+/// way to a box being typed in.
+#[tokio::test]
+async fn the_replay_clock_brings_events_when_due_and_stops_at_the_end() {
+    let scratch = Scratch::new("replay-clock");
+    let file = small_recording(&scratch);
+    let recording = Recording::read(&file).unwrap();
+    let started = recording.header.started;
+    let mut app = App::new(recording.header.store(), KeyMap::default(), Theme::default());
+    let mut paused = Playback::new(recording, false, 100.0).unwrap();
+    assert!(paused.silent().is_some(), "a replay sends nothing");
+    paused.seek(&mut app, 1000).unwrap();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), paused.burst()).await.is_err(),
+        "paused: nothing comes"
+    );
+    assert_eq!(paused.banner().as_deref(), Some("replay 00:01 / 00:05 ⏸"));
+    // The question popped up (the app's default): space is typed into its answer.
+    let space = crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char(' '));
+    assert!(!paused.on_key(&mut app, &space).unwrap());
+
+    let begun = std::time::Instant::now();
+    let mut playing = Playback::new(Recording::read(&file).unwrap(), true, 100.0).unwrap();
+    let mut events = 0;
+    while playing.take_note().is_none() {
+        events += playing.burst().await.unwrap().expect("a recording never runs dry").len();
+    }
+    assert_eq!(events, 3);
+    // 5s of recording at 100x: 50ms at least.
+    assert!(begun.elapsed() >= Duration::from_millis(50));
+    assert_eq!(playing.now(), started + jiff::SignedDuration::from_secs(5));
+    assert_eq!(playing.banner().as_deref(), Some("replay 00:05 / 00:05 ⏸"));
+    assert_eq!(playing.take_note(), None, "said once");
 }
 
 fn small_recording(scratch: &Scratch) -> PathBuf {
