@@ -3,8 +3,6 @@
 //! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
 
 mod act;
-pub mod answer;
-pub mod dialogs;
 pub mod effects;
 mod input;
 pub mod keys;
@@ -24,7 +22,8 @@ use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
 use crate::theme::Theme;
 use keys::KeyMap;
-use popup::Popup;
+use popup::detail::Detail;
+use popup::{Member, Popup};
 use steer::Steer;
 use tree::TreeView;
 
@@ -246,8 +245,8 @@ impl App {
         self.detail_page = layout.detail_lines.saturating_sub(1).max(1);
         self.areas = layout.areas;
         self.refresh();
-        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (layout.detail_max_scroll, self.popups.last_mut()) {
-            *scroll = (*scroll).min(max);
+        if let (Some(max), Some(detail)) = (layout.detail_max_scroll, Detail::top_mut(&mut self.popups)) {
+            detail.scroll = detail.scroll.min(max);
         }
     }
 

@@ -4,15 +4,16 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::format::{line, width};
 use super::view::spans_width;
 use crate::app::App;
-use crate::app::keys::{Action, Mode};
-use crate::app::popup::Popup;
+use crate::app::keys::Action;
+use crate::app::popup::detail::Detail;
+use crate::app::popup::filter::Filter;
 
 /// How long a one-line message stays in the footer.
 const FLASH_SECONDS: i64 = 6;
@@ -20,24 +21,8 @@ const FLASH_SECONDS: i64 = 6;
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = &app.theme;
     let room = usize::from(area.width);
-    if let Some(Popup::Filter { input }) = app.top() {
-        let keys = super::dialogs::hints(
-            &app.keys,
-            Mode::Filter,
-            &[(Action::Details, "keep"), (Action::Back, "clear")],
-        );
-        let help = format!("   {keys} · state: agent: context: !term");
-        let typed = line(input, room.saturating_sub(4));
-        let mut spans = vec![
-            Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::raw(typed),
-            Span::styled("▏", Style::new().fg(t.title)),
-        ];
-        if spans_width(&spans) + width(&help) <= room {
-            spans.push(Span::styled(help, t.dim()));
-        }
-        frame.render_widget(Paragraph::new(Line::from(spans)), area);
-        return;
+    if let Some(filter) = app.top_popup::<Filter>() {
+        return super::popups::filter::draw_footer(frame, area, app, filter);
     }
     let waiting = app.store.total_counts().interrupted;
     let live = if app.frozen.is_some() { "frozen" } else { "live" };
@@ -62,7 +47,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
         return;
     }
-    let hints = if matches!(app.top(), Some(Popup::Detail { .. })) {
+    let hints = if app.top_popup::<Detail>().is_some() {
         detail_hints(app)
     } else {
         main_hints(app, waiting)

@@ -17,7 +17,13 @@ use crate::a2a::{Binding, ProtocolVersion};
 use crate::app::keys::KeyMap;
 use crate::app::keys::Mode;
 use crate::app::on_terminal_event;
-use crate::app::popup::Popup;
+use crate::app::popup::answer::AnswerBox;
+use crate::app::popup::confirm::Confirm;
+use crate::app::popup::detail::Detail;
+use crate::app::popup::filter::Filter;
+use crate::app::popup::help::Help;
+use crate::app::popup::inbox::Inbox;
+use crate::app::popup::new_task::NewTask;
 use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
@@ -359,7 +365,11 @@ pub(super) fn open_detail(app: &mut App, task: TaskKey) {
     app.popups.clear();
     app.selected = Some(task.clone());
     press(app, KeyCode::Enter);
-    assert!(matches!(&app.popups[..], [Popup::Detail { key, scroll: 0 }] if *key == task));
+    assert_eq!(app.popups().len(), 1);
+    assert!(
+        app.top_popup::<Detail>()
+            .is_some_and(|d| d.key == task && d.scroll == 0)
+    );
 }
 
 /// An interactions/v1 approval waiting on the assistant.

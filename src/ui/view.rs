@@ -3,7 +3,7 @@
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
 //!
 //! This file is the layout (`Areas`, handed to the app as a `ScreenLayout` before each frame) and the order the panes are drawn in; each pane draws in its
-//! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`, `help`, `detail`), and the pieces
+//! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`; each popup in `popups`), and the pieces
 //! more than one pane uses (borders, counts) are at the end of this one.
 
 use ratatui::Frame;
@@ -12,8 +12,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::{agents, approvals, detail, dialogs, footer, help, table, title, tree};
-use crate::app::popup::Popup;
+use super::popups::detail;
+use super::{agents, approvals, footer, popups, table, title, tree};
+use crate::app::popup::detail::Detail;
 use crate::app::{App, Areas, Pane, ScreenLayout};
 use crate::store::Counts;
 
@@ -69,10 +70,7 @@ pub fn layout(screen: Rect, app: &App) -> ScreenLayout {
     ScreenLayout {
         screen,
         detail_lines: detail::visible_lines(body),
-        detail_max_scroll: match app.top() {
-            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(app, key, body)),
-            _ => None,
-        },
+        detail_max_scroll: (app.top_popup::<Detail>()).map(|d| detail::max_scroll(app, &d.key, body)),
         areas,
     }
 }
@@ -90,14 +88,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
         }
     }
     // Bottom to top: the popup that gets the keys is drawn last.
-    for popup in &app.popups {
-        match popup {
-            Popup::Help { page } => help::draw(frame, frame.area(), app, *page),
-            Popup::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
-            // The footer shows what is typed.
-            Popup::Filter { .. } => {}
-            other => dialogs::draw(frame, frame.area(), app, other),
-        }
+    for popup in app.popups() {
+        popups::draw(frame, &a, app, popup);
     }
 }
 

@@ -9,6 +9,9 @@ use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamRespo
 use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
 use a2a_watch::app::on_terminal_event;
+use a2a_watch::app::popup::answer::AnswerBox;
+use a2a_watch::app::popup::confirm::Confirm;
+use a2a_watch::app::popup::new_task::NewTask;
 use a2a_watch::app::steer::{Prefs, Steer};
 use a2a_watch::store::{Change, Store, TaskKey};
 use a2a_watch::theme::Theme;
@@ -78,7 +81,7 @@ impl Dash {
                         .collect();
                     let open = self
                         .app
-                        .answer()
+                        .popup::<AnswerBox>()
                         .map(|b| (b.key.id.to_string(), b.error.clone(), b.notice.clone()));
                     panic!(
                         "timed out waiting for {what}; tasks {tasks:?}; flash {:?}; box {open:?}",
@@ -139,7 +142,7 @@ async fn until_waiting(client: &a2a_watch::a2a::Client, text: &str) -> String {
 }
 
 pub(crate) fn box_for(app: &App) -> Option<String> {
-    app.answer().map(|b| b.key.id.to_string())
+    app.popup::<AnswerBox>().map(|b| b.key.id.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,7 +160,7 @@ async fn a_question_answered_in_the_box_completes_the_review() {
     d.type_text("release/2026.10");
     d.key(KeyCode::Enter);
     d.until("the review completes", |app| {
-        app.answer().is_none() && {
+        app.popup::<AnswerBox>().is_none() && {
             app.store
                 .tasks()
                 .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
@@ -191,9 +194,11 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     assert_eq!(box_for(&d.app).as_deref(), Some(approve.as_str()));
     d.type_text("yes, go ahead");
     d.key(KeyCode::Enter);
-    d.until("the refusal", |app| app.answer().is_some_and(|b| b.error.is_some()))
-        .await;
-    let boxed = d.app.answer().unwrap();
+    d.until("the refusal", |app| {
+        app.popup::<AnswerBox>().is_some_and(|b| b.error.is_some())
+    })
+    .await;
+    let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "yes, go ahead");
     assert!(
         boxed.error.as_ref().unwrap().contains("InvalidParams"),
@@ -205,7 +210,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     // a, confirm, and the held call goes ahead: the connection request follows.
     d.select(&approve);
     d.key(KeyCode::Char('a'));
-    assert!(d.app.confirm().is_some(), "approving asks first");
+    assert!(d.app.popup::<Confirm>().is_some(), "approving asks first");
     d.key(KeyCode::Char('y'));
     d.until("the connection request", |app| {
         app.store
@@ -269,10 +274,10 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
     relay.set_cut(true).await;
     d.key(KeyCode::Enter);
     d.until("the failure shown in the box", |app| {
-        app.answer().is_some_and(|b| b.error.is_some())
+        app.popup::<AnswerBox>().is_some_and(|b| b.error.is_some())
     })
     .await;
-    let boxed = d.app.answer().unwrap();
+    let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "main", "the typed answer is kept");
     // The messageId the failed attempt carried: the rule's, for this question and this text.
     let status = &d.app.store.task(&boxed.key).unwrap().status;
@@ -281,7 +286,8 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
 
     relay.set_cut(false).await;
     d.key(KeyCode::Enter);
-    d.until("the retry lands", |app| app.answer().is_none()).await;
+    d.until("the retry lands", |app| app.popup::<AnswerBox>().is_none())
+        .await;
     let done = reviewer.get_task(&asked.task, None).await.unwrap();
     let answers: Vec<&str> = done
         .history
@@ -320,7 +326,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
 
     d.select(&slow.id);
     d.key(KeyCode::Char('x'));
-    assert!(d.app.confirm().is_some(), "cancel asks first, naming the task");
+    assert!(d.app.popup::<Confirm>().is_some(), "cancel asks first, naming the task");
     d.key(KeyCode::Char('y'));
     d.until("canceled", |app| {
         app.store
@@ -334,7 +340,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     .await;
     // A finished task is not canceled again: nothing is sent.
     d.key(KeyCode::Char('x'));
-    assert!(d.app.confirm().is_none() && d.app.steer.outbox.is_empty());
+    assert!(d.app.popup::<Confirm>().is_none() && d.app.steer.outbox.is_empty());
 
     // n: the new-task form, on the selected task's agent; ←/→ changes the agent.
     d.key(KeyCode::Char('n'));
@@ -345,7 +351,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     d.type_text("deploy build 42 to production");
     d.key(KeyCode::Enter);
     d.until("the new task appears, selected", |app| {
-        app.new_task().is_none()
+        app.popup::<NewTask>().is_none()
             && app
                 .selected_task()
                 .is_some_and(|t| t.key.agent == 1 && *t.state() == TaskState::Rejected)
@@ -385,7 +391,7 @@ async fn the_box_answers_official_sdk_agents_too() {
         d.type_text("main");
         d.key(KeyCode::Enter);
         d.until("completed", |app| {
-            app.answer().is_none() && {
+            app.popup::<AnswerBox>().is_none() && {
                 app.store
                     .tasks()
                     .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)

@@ -47,7 +47,9 @@ fn ask_again(app: &mut App, text: &str, secs_ago: i64) {
 }
 
 fn notice(app: &App) -> String {
-    app.answer().and_then(|b| b.notice.clone()).unwrap_or_default()
+    app.popup::<AnswerBox>()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -69,7 +71,7 @@ fn a_question_that_changes_under_the_box_is_shown_and_the_next_enter_only_takes_
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty(), "the Enter after a change only takes note");
     assert!(notice(&app).contains("again"), "{}", notice(&app));
-    assert_eq!(app.answer().unwrap().text(), "main", "the draft is kept");
+    assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "main", "the draft is kept");
     press(&mut app, KeyCode::Enter);
     let [(_, message)] = sent(&mut app).try_into().unwrap();
     assert_eq!(message.text(), "main");
@@ -90,7 +92,7 @@ fn a_question_asked_again_with_the_same_text_is_another_question() {
     at(&mut app, 5_000);
     // A WORKING in between that polling missed: same state and text, a new status.
     ask_again(&mut app, "Which base branch should I compare this diff against?", 2);
-    assert!(app.answer().unwrap().changed);
+    assert!(app.popup::<AnswerBox>().unwrap().changed);
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty());
 }
@@ -127,9 +129,9 @@ fn esc_keeps_the_draft_for_the_same_question_only_and_its_retry_is_answered_once
         },
     );
     press(&mut app, KeyCode::Esc);
-    assert!(app.answer().is_none());
+    assert!(app.popup::<AnswerBox>().is_none());
     app.open_answer(&key(REVIEWER, QUESTION));
-    let boxed = app.answer().unwrap();
+    let boxed = app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "release/2026.10");
     at(&mut app, 2_000);
     press(&mut app, KeyCode::Enter);
@@ -138,9 +140,9 @@ fn esc_keeps_the_draft_for_the_same_question_only_and_its_retry_is_answered_once
     // Another question does not get the old draft.
     press(&mut app, KeyCode::Esc);
     ask_again(&mut app, "Which release branch?", 1);
-    app.take_answer();
+    app.take::<AnswerBox>();
     app.open_answer(&key(REVIEWER, QUESTION));
-    assert_eq!(app.answer().unwrap().text(), "");
+    assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "");
 }
 
 #[test]
@@ -153,10 +155,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
     let [(first, message)] = sent(&mut app).try_into().unwrap();
     at(&mut app, 20_000);
     app.on_tick();
-    assert!(app.answer().unwrap().error.is_none(), "still waiting");
+    assert!(app.popup::<AnswerBox>().unwrap().error.is_none(), "still waiting");
     at(&mut app, 31_000);
     app.on_tick();
-    let error = app.answer().unwrap().error.clone().unwrap_or_default();
+    let error = app.popup::<AnswerBox>().unwrap().error.clone().unwrap_or_default();
     assert!(error.contains("No reply") && error.contains("retries"), "{error}");
     press(&mut app, KeyCode::Enter);
     let [(second, retry)] = sent(&mut app).try_into().unwrap();
@@ -169,10 +171,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
             message: "timed out".into(),
         },
     );
-    let boxed = app.answer().expect("the box stays");
+    let boxed = app.popup::<AnswerBox>().expect("the box stays");
     assert!(boxed.error.is_none() && boxed.sending.current() == Some(second));
     outcome(&mut app, second, ActionOutcome::Done { task: None });
-    assert!(app.answer().is_none(), "answered");
+    assert!(app.popup::<AnswerBox>().is_none(), "answered");
 }
 
 /// The assistant's approval, holding `tool` under interaction `id`, stamped `at`.
@@ -223,7 +225,7 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
             message: "the agent refused: interaction closed".into(),
         },
     );
-    let confirm = app.confirm().expect("still shown");
+    let confirm = app.popup::<Confirm>().expect("still shown");
     assert!(
         confirm
             .note
@@ -233,14 +235,14 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     press(&mut app, KeyCode::Char('y'));
     let [(action, retry)] = sent(&mut app).try_into().unwrap();
     assert_eq!(retry.message_id, message.message_id);
-    assert!(app.confirm().is_none(), "closed while the answer travels");
+    assert!(app.popup::<Confirm>().is_none(), "closed while the answer travels");
     // No outcome in time: shown again, saying so; the late outcome still counts.
     at(&mut app, 31_000);
     app.on_tick();
-    let note = app.confirm().and_then(|c| c.note.clone()).unwrap_or_default();
+    let note = app.popup::<Confirm>().and_then(|c| c.note.clone()).unwrap_or_default();
     assert!(note.0.contains("No reply") && note.0.contains("y retries"), "{note:?}");
     outcome(&mut app, action, ActionOutcome::Done { task: None });
-    assert!(app.confirm().is_none());
+    assert!(app.popup::<Confirm>().is_none());
     assert!(
         app.steer
             .flash

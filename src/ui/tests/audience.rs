@@ -148,7 +148,7 @@ fn the_footer_shows_the_detail_panes_keys_as_mapped() {
     insta::assert_snapshot!("detail_footer_remapped_80x24", footer(&terminal));
     let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
     on_terminal_event(&mut app, TermEvent::Key(ctrl_d));
-    assert!(matches!(app.top(), Some(Popup::Detail { scroll, .. }) if *scroll > 0));
+    assert!(app.top_popup::<Detail>().is_some_and(|d| d.scroll > 0));
     press(&mut app, KeyCode::Backspace);
     assert!(app.top().is_none(), "the remapped back key closes the pane");
     let terminal = render(&mut app, 80, 24);
@@ -175,7 +175,7 @@ fn page_down_in_the_detail_pane_moves_by_its_height() {
         press(&mut app, KeyCode::PageDown);
         let after = detail_rows(&render(&mut app, 80, height));
         assert!(
-            matches!(app.top(), Some(Popup::Detail { scroll, .. }) if *scroll == visible - 1),
+            app.top_popup::<Detail>().is_some_and(|d| d.scroll == visible - 1),
             "{height} rows: a page is {} lines",
             visible - 1
         );

@@ -138,7 +138,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
         outcome: failed,
     });
     app.on_changes(&[change]);
-    let boxed = app.answer().expect("the box stays");
+    let boxed = app.popup::<AnswerBox>().expect("the box stays");
     assert_eq!(boxed.text(), "release/2026.10");
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
@@ -169,7 +169,10 @@ fn an_answer_to_a_question_someone_else_answered_is_not_sent() {
     app.on_changes(&[change]);
     press(&mut app, KeyCode::Enter);
     assert!(app.steer.outbox.is_empty(), "nothing sent");
-    let notice = app.answer().and_then(|b| b.notice.clone()).unwrap_or_default();
+    let notice = app
+        .popup::<AnswerBox>()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default();
     assert!(
         notice.contains("someone else answered") && notice.contains("WORKING"),
         "{notice}"
@@ -218,7 +221,7 @@ fn cancel_asks_first_naming_the_task() {
     insta::assert_snapshot!("confirm_cancel_80x24", terminal.backend());
     press(&mut app, KeyCode::Char('n'));
     assert!(
-        app.steer.outbox.is_empty() && app.confirm().is_none(),
+        app.steer.outbox.is_empty() && app.popup::<Confirm>().is_none(),
         "no sends nothing"
     );
 }
@@ -294,16 +297,20 @@ fn the_agent_keys_choose_the_agent_or_move_the_cursor_by_field() {
     type_text(&mut app, "X");
     let ctrl_n = TermEvent::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL));
     on_terminal_event(&mut app, ctrl_n.clone());
-    let form = app.new_task().expect("the form");
+    let form = app.popup::<NewTask>().expect("the form");
     assert_eq!(form.message.lines(), ["aXb"], "← moved the cursor in the message");
     assert_eq!(form.agent, RUNNER, "the agent stays while the message has the focus");
     // Message → context → agent.
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Tab);
     on_terminal_event(&mut app, ctrl_n);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1, "ctrl-n chose the next agent");
+    assert_eq!(
+        app.popup::<NewTask>().unwrap().agent,
+        RUNNER + 1,
+        "ctrl-n chose the next agent"
+    );
     press(&mut app, KeyCode::Right);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 2, "→ still does");
+    assert_eq!(app.popup::<NewTask>().unwrap().agent, RUNNER + 2, "→ still does");
     press(&mut app, KeyCode::Left);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1);
+    assert_eq!(app.popup::<NewTask>().unwrap().agent, RUNNER + 1);
 }

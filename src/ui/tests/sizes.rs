@@ -57,17 +57,17 @@ fn every_mode() -> Vec<(&'static str, App)> {
             press(a, KeyCode::Char('/'));
             type_text(a, &"日本".repeat(40));
         },
-        |a| matches!(a.top(), Some(Popup::Filter { .. })),
+        |a| a.top_popup::<Filter>().is_some(),
     );
     mode(
         "help",
         &|a, _| {
             press(a, KeyCode::Char('?'));
         },
-        |a| matches!(a.top(), Some(Popup::Help { .. })),
+        |a| a.top_popup::<Help>().is_some(),
     );
     mode("detail", &|a, _| open_detail(a, key(REVIEWER, "wide-q")), |a| {
-        matches!(a.top(), Some(Popup::Detail { .. }))
+        a.top_popup::<Detail>().is_some()
     });
     mode(
         "approvals",
@@ -83,7 +83,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.open_answer(&key(REVIEWER, "wide-q"));
             type_text(a, &"長い答え ".repeat(60));
         },
-        |a| a.answer().is_some(),
+        |a| a.popup::<AnswerBox>().is_some(),
     );
     mode(
         "answer to an endless question",
@@ -101,7 +101,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             );
             a.open_answer(&key(REVIEWER, "endless-q"));
         },
-        |a| a.answer().is_some(),
+        |a| a.popup::<AnswerBox>().is_some(),
     );
     mode(
         "confirm approve",
@@ -109,7 +109,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(approval.clone());
             press(a, KeyCode::Char('a'));
         },
-        |a| a.confirm().is_some(),
+        |a| a.popup::<Confirm>().is_some(),
     );
     mode(
         "confirm cancel",
@@ -117,14 +117,14 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.selected = Some(key(RUNNER, "odd"));
             press(a, KeyCode::Char('x'));
         },
-        |a| a.confirm().is_some(),
+        |a| a.popup::<Confirm>().is_some(),
     );
     mode(
         "inbox",
         &|a, _| {
             press(a, KeyCode::Char('i'));
         },
-        |a| a.inbox().is_some(),
+        |a| a.popup::<Inbox>().map(|i| i.selected).is_some(),
     );
     mode(
         "new task",
@@ -133,7 +133,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             press(a, KeyCode::Char('n'));
             type_text(a, &"🇯🇵".repeat(80));
         },
-        |a| a.new_task().is_some(),
+        |a| a.popup::<NewTask>().is_some(),
     );
     modes
 }

@@ -310,7 +310,7 @@ fn collapse_and_expand_through_the_keys_and_survive_updates() {
     assert!(!app.tree.is_collapsed(&task_node(ASSISTANT, ASKS)));
     // ⏎ on a task opens its details, as in the table; on a context it closes the context.
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.top(), Some(Popup::Detail { key: k, .. }) if *k == key(ASSISTANT, ASKS)));
+    assert!(app.top_popup::<Detail>().is_some_and(|d| d.key == key(ASSISTANT, ASKS)));
     press(&mut app, KeyCode::Esc);
     press(&mut app, KeyCode::Char('g'));
     press(&mut app, KeyCode::Enter);

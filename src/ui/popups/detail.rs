@@ -1,4 +1,4 @@
-//! The detail pane of one task: the timeline the watcher recorded, the current status message in
+//! The detail pane of one task (state and keys in `app::popup::detail`): the timeline the watcher recorded, the current status message in
 //! full, the history, the artifacts (text shown, JSON pretty-printed) and the raw JSON of the last
 //! snapshot, in one scrollable page. Lines are wrapped to the pane, so nothing is cut at its right
 //! edge; what is too long to keep is cut visibly, never silently.
@@ -12,9 +12,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph};
 use serde_json::Value;
 
-use super::format::{clock, line, pad, plural, state_name, waited, wrap};
+use super::super::format::{clock, line, pad, plural, state_name, waited, wrap};
 use crate::a2a::{Message, Part, PartContent};
-use crate::app::App;
+use crate::app::popup::detail::Detail;
+use crate::app::{App, Areas};
 use crate::app::effects::{is_web_link, links};
 use crate::store::{TaskEntry, TaskKey};
 use crate::text::{head, sanitize};
@@ -315,7 +316,9 @@ pub fn max_scroll(app: &App, key: &TaskKey, area: Rect) -> usize {
     })
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, key: &TaskKey, scroll: usize) {
+/// The pane over the table's and the approvals' place (`Areas::body`).
+pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, detail: &Detail) {
+    let (area, key, scroll) = (areas.body(), &detail.key, detail.scroll);
     let t = &app.theme;
     frame.render_widget(Clear, area);
     // Its keys are in the footer, from the key map.

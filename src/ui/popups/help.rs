@@ -7,10 +7,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::format::{fit, width, wrap};
-use super::view::{border, to_u16};
-use crate::app::App;
+use super::super::format::{fit, width, wrap};
+use super::super::view::{border, to_u16};
 use crate::app::keys::{Action, Mode};
+use crate::app::popup::help::Help;
+use crate::app::{App, Areas};
 
 /// The keys of an action in a mode, as help lists them.
 fn keys_of(app: &App, mode: Mode, action: Action) -> String {
@@ -46,7 +47,8 @@ fn entries(app: &App, page: usize) -> Vec<(String, String)> {
 
 /// Help drawn from the key maps: one column where it fits, two where it does not (the whole
 /// page must be readable on 80x24).
-pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, page: usize) {
+pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, help: &Help) {
+    let (area, page) = (frame.area(), help.page);
     let t = &app.theme;
     let entries = entries(app, page);
     let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
