@@ -1,5 +1,5 @@
 //! `a2a-watch replay FILE`: the dashboard on a recording (`--record`), with no network. The
-//! recording's clock drives the app's (`app.now`), so the same recording at the same size shows
+//! recording's clock drives the app's (`app.now()`), so the same recording at the same size shows
 //! the same screen at the same recording time. Actions that would send are off. `--json` prints
 //! the recording's `--json` lines again; `--snapshot` writes the screen at `--at` as SVG or HTML.
 
@@ -18,7 +18,7 @@ use super::{Error, out};
 use crate::app::App;
 use crate::app::keys::{Action, KeyMap, Mode};
 use crate::app::popup::Popup;
-use crate::app::steer::{Prefs, Steer};
+use crate::app::steer::Prefs;
 use crate::config::Config;
 use crate::event::Event;
 use crate::ndjson::JsonLines;
@@ -123,7 +123,7 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
         dashboard::theme(&screen, &config)?,
     );
     // Nothing pops up by itself, rings or notifies: a replay only shows.
-    app.steer = Steer::new(Prefs {
+    app.set_prefs(Prefs {
         auto_popup: false,
         bell: false,
         desktop: false,
@@ -269,7 +269,7 @@ impl Playback {
                 break;
             }
         }
-        app.now = now;
+        app.set_now(now);
         Ok(())
     }
 
@@ -281,7 +281,7 @@ impl Playback {
                 self.playing = true;
             }
             Action::Pause => self.playing = !self.playing,
-            Action::Quit => app.quit = true,
+            Action::Quit => app.handle(Action::Quit),
             Action::NextChange => {
                 if let Some(next) = self.upcoming()?.map(|e| e.ms) {
                     self.seek(app, next)?;
@@ -327,11 +327,11 @@ fn on_event(app: &mut App, playback: &mut Playback, ev: TermEvent) -> Result<boo
             app.top(),
             Some(Popup::Filter { .. } | Popup::Answer(_) | Popup::NewTask(_))
         );
-        if let Some(action) = app.keys.action(Mode::Replay, key).filter(|_| !typing) {
+        if let Some(action) = app.keys().action(Mode::Replay, key).filter(|_| !typing) {
             playback.act(app, action)?;
             return Ok(true);
         }
-        if app.keys.action(app.mode(), key).is_some_and(|a| sends(app.mode(), a)) {
+        if app.keys().action(app.mode(), key).is_some_and(|a| sends(app.mode(), a)) {
             app.flash(
                 "replay: nothing is sent to agents (answer, approve, deny, cancel and new task are off)",
                 true,
@@ -354,7 +354,7 @@ async fn play(
     let mut last = tokio::time::Instant::now();
     let mut shown = String::new();
     let mut dirty = true;
-    while !app.quit {
+    while !app.quitting() {
         let elapsed = last.elapsed();
         last = tokio::time::Instant::now();
         if playback.playing {
@@ -366,14 +366,14 @@ async fn play(
             }
             dirty = true;
         }
-        app.now = playback.recording.time_at(playback.clock);
+        app.set_now(playback.recording.time_at(playback.clock));
         app.on_tick();
         // Nothing leaves a replay; links may still be opened or copied.
-        app.steer.outbox.clear();
+        app.take_outbox();
         live::perform_effects(app);
         let banner = playback.banner();
         if dirty || banner != shown {
-            app.banner = Some(banner.clone());
+            app.set_banner(Some(banner.clone()));
             shown = banner;
             live::render(terminal, app).map_err(terminal_error)?;
             dirty = false;

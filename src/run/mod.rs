@@ -71,7 +71,7 @@ pub async fn run(mut app: App, mut events: Receiver, commands: mpsc::Sender<(Age
 
 /// Hands the app's commands to the engine and carries out its side effects.
 async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
-    for command in std::mem::take(&mut app.steer.outbox) {
+    for command in app.take_outbox() {
         // The engine only stops when we do; a send error means we are quitting anyway.
         let _ = commands.send(command).await;
     }
@@ -82,7 +82,7 @@ async fn flush(app: &mut App, commands: &mpsc::Sender<(AgentId, Command)>) {
 /// screenshot, which needs the drawing.
 pub fn perform_effects(app: &mut App) {
     let mut out = io::stdout();
-    for effect in std::mem::take(&mut app.steer.effects) {
+    for effect in app.take_effects() {
         let Effect::Screenshot = effect else {
             if let Err(message) = effects::perform(&effect, &mut out) {
                 app.flash(message, true);
@@ -149,12 +149,16 @@ pub fn apply_burst_at(
     burst: impl IntoIterator<Item = crate::event::Event>,
     now: jiff::Timestamp,
 ) -> bool {
+    // The recording is set aside while the events apply, so that both it and the store can be
+    // borrowed.
+    let mut recorder = app.recorder.take();
     let mut changes: Vec<_> = (burst.into_iter())
-        .map(|ev| match app.recorder.as_mut() {
-            Some(recorder) => recorder.apply(&mut app.store, ev, None),
-            None => app.store.apply(ev),
+        .map(|ev| match recorder.as_mut() {
+            Some(recorder) => recorder.apply(app.store_mut(), ev, None),
+            None => app.store_mut().apply(ev),
         })
         .collect();
+    app.recorder = recorder;
     if let Some(recorder) = app.recorder.as_mut()
         && let Err(e) = recorder.flush()
     {
@@ -166,7 +170,7 @@ pub fn apply_burst_at(
     if changes.is_empty() {
         return false;
     }
-    app.now = now;
+    app.set_now(now);
     app.on_changes(&changes);
     true
 }
@@ -182,7 +186,7 @@ async fn event_loop(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut pacer = Pacer::default();
     let mut engine_open = true;
-    while !app.quit {
+    while !app.quitting() {
         flush(app, commands).await;
         if pacer.due() {
             draw(terminal, app)?;
@@ -192,7 +196,7 @@ async fn event_loop(
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
                     // Keys are judged at the time they arrive (a box that just opened ignores Enter).
-                    app.now = jiff::Timestamp::now();
+                    app.set_now(jiff::Timestamp::now());
                     if app::on_terminal_event(app, ev) {
                         pacer.changed();
                     }
@@ -210,9 +214,9 @@ async fn event_loop(
                 None => engine_open = false,
             },
             _ = tick.tick() => {
-                app.now = jiff::Timestamp::now();
+                app.set_now(jiff::Timestamp::now());
                 app.on_tick();
-                if !app.store.is_empty() || app.steer.flash.is_some() || app.modal() {
+                if !app.store().is_empty() || app.steer().flash.is_some() || app.modal() {
                     pacer.changed();
                 }
             }
@@ -224,7 +228,7 @@ async fn event_loop(
 
 /// Draws one frame of the real view at the terminal's size, now.
 pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
-    app.now = jiff::Timestamp::now();
+    app.set_now(jiff::Timestamp::now());
     render(terminal, app)
 }
 

@@ -24,6 +24,7 @@ use crate::app::popup::filter::Filter;
 use crate::app::popup::help::Help;
 use crate::app::popup::inbox::Inbox;
 use crate::app::popup::new_task::NewTask;
+use crate::app::steer::Prefs;
 use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
@@ -263,8 +264,8 @@ pub(super) fn completed_task(s: &mut Store) {
 
 pub(super) fn app(store: Store) -> App {
     let mut app = App::new(store, KeyMap::default(), Theme::default());
-    app.now = ts(NOW);
-    app.tz = TimeZone::UTC;
+    app.set_now(ts(NOW));
+    app.set_tz(TimeZone::UTC);
     app
 }
 
@@ -353,7 +354,7 @@ pub(super) fn type_text(app: &mut App, text: &str) {
 /// snapshot shows that pane focused, not the main screen again.
 pub(super) fn focus_approvals(app: &mut App) {
     press(app, KeyCode::Tab);
-    assert_eq!(app.focus, Pane::Approvals);
+    assert_eq!(app.focus(), Pane::Approvals);
 }
 
 pub(super) fn key(agent: usize, id: &str) -> TaskKey {
@@ -362,8 +363,8 @@ pub(super) fn key(agent: usize, id: &str) -> TaskKey {
 
 /// Opens the detail pane of a task with Enter, as a person does.
 pub(super) fn open_detail(app: &mut App, task: TaskKey) {
-    app.popups.clear();
-    app.selected = Some(task.clone());
+    while app.pop().is_some() {}
+    app.select(task.clone());
     press(app, KeyCode::Enter);
     assert_eq!(app.popups().len(), 1);
     assert!(

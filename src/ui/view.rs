@@ -23,14 +23,14 @@ pub(super) fn to_u16(n: usize) -> u16 {
 }
 
 pub fn areas(area: Rect, app: &App) -> Areas {
-    let agents = to_u16(app.store.agents.len());
+    let agents = to_u16(app.store().agents.len());
     let compact = area.width < 100 || area.height < agents.saturating_add(20);
     let agents_h = if compact {
         to_u16(agents::agent_badges(app, usize::from(area.width)).len())
     } else {
         to_u16(agents::agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
     };
-    let approvals_h = if app.store.approval_count() == 0 {
+    let approvals_h = if app.store().approval_count() == 0 {
         0
     } else {
         let (inner, border) = if compact {
@@ -81,7 +81,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Title => title::draw(frame, *area, app),
             Pane::Agents => agents::draw(frame, *area, app, a.compact),
-            Pane::Tasks if app.tree.shown => tree::draw(frame, *area, app),
+            Pane::Tasks if app.tree().shown => tree::draw(frame, *area, app),
             Pane::Tasks => table::draw(frame, *area, app),
             Pane::Approvals => approvals::draw(frame, *area, app, a.compact),
             Pane::Footer => footer::draw(frame, *area, app),
@@ -106,7 +106,7 @@ pub(super) enum Labels {
 
 /// Tasks by state as coloured spans: active always, the rest only when there are some.
 pub(super) fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut spans = Vec::new();
     let mut push = |n: usize, glyph: &str, label: &str, style: Style| {
         if n > 0 || label == "active" {
@@ -147,7 +147,7 @@ pub(super) fn spans_width(spans: &[Span]) -> usize {
 
 /// A pane's frame; the focused pane's in the title colour.
 pub(super) fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
-    let color = if focused { app.theme.title } else { app.theme.border };
+    let color = if focused { app.theme().title } else { app.theme().border };
     Block::new()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(color))

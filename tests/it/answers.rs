@@ -212,11 +212,11 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
     let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "main");
     assert!(
-        !d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("sent")),
+        !d.app.steer().flash.as_ref().is_some_and(|f| f.text.contains("sent")),
         "not a success"
     );
     // The messageId the refused attempt carried: the rule's, for this question and this text.
-    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let status = &d.app.store().task(&boxed.key).unwrap().status;
     let first = interactions::message_id(TASK, status, &Answer::Value("main".into()));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Enter);
@@ -230,13 +230,13 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
 async fn a_held_call_swapped_before_y_is_not_approved() {
     let agent = Agent::start(approval("eff_7", "read_file")).await;
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     d.key(KeyCode::Char('a'));
     assert!(d.app.popup::<Confirm>().is_some());
     agent.set(approval("eff_7", "delete_repo"));
     d.until("the swap seen", |app| {
-        app.store.tasks().any(|t| t.status.text().contains("delete_repo"))
+        app.store().tasks().any(|t| t.status.text().contains("delete_repo"))
     })
     .await;
     d.key(KeyCode::Char('y'));
@@ -256,11 +256,11 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
             .is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
     })
     .await;
-    assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done")));
+    assert!(!d.app.steer().flash.as_ref().is_some_and(|f| f.text.contains("done")));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let received = agent.received();
@@ -327,12 +327,12 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     .await
     .unwrap();
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
@@ -352,14 +352,14 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
         {"url": "file:///etc/passwd"}]});
     let agent = Agent::start(task.clone()).await;
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     for key in ['o', 'y'] {
         d.key(KeyCode::Char(key));
-        assert!(d.app.steer.effects.is_empty(), "{:?}", d.app.steer.effects);
+        assert!(d.app.steer().effects.is_empty(), "{:?}", d.app.steer().effects);
         assert!(
             d.app
-                .steer
+                .steer()
                 .flash
                 .as_ref()
                 .is_some_and(|f| f.text.contains("not a web link"))
@@ -371,7 +371,7 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
     task["status"]["timestamp"] = json!(now());
     agent.set(task);
     d.until("the links", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| t.status.message.as_ref().is_some_and(|m| m.links().len() == 3))
     })
@@ -382,7 +382,7 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
         Some(vec![first.to_string(), second.to_string()])
     );
     d.key(KeyCode::Char('2'));
-    assert_eq!(d.app.steer.effects, [Effect::Open(second.into())]);
+    assert_eq!(d.app.steer().effects, [Effect::Open(second.into())]);
     d.engine.shutdown().await;
 }
 

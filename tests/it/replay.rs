@@ -374,8 +374,8 @@ fn the_svg_of_a_screen_holds_every_cell_in_the_theme_colours() {
     });
     let theme = Theme::default();
     let mut app = App::new(store, KeyMap::default(), theme.clone());
-    app.now = "2026-10-06T09:01:30Z".parse().unwrap();
-    app.tz = TimeZone::UTC;
+    app.set_now("2026-10-06T09:01:30Z".parse().unwrap());
+    app.set_tz(TimeZone::UTC);
     let buffer = shot::render(&mut app, 100, 24);
     let out = svg::svg(&buffer, &theme);
 

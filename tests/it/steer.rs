@@ -12,7 +12,7 @@ use a2a_watch::app::on_terminal_event;
 use a2a_watch::app::popup::answer::AnswerBox;
 use a2a_watch::app::popup::confirm::Confirm;
 use a2a_watch::app::popup::new_task::NewTask;
-use a2a_watch::app::steer::{Prefs, Steer};
+use a2a_watch::app::steer::Prefs;
 use a2a_watch::store::{Change, Store, TaskKey};
 use a2a_watch::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
@@ -40,7 +40,7 @@ impl Dash {
         };
         let engine = Engine::start(specs, opts, tx);
         let mut app = App::new(store, KeyMap::default(), Theme::default());
-        app.steer = Steer::new(Prefs {
+        app.set_prefs(Prefs {
             auto_popup: true,
             bell: false,
             desktop: false,
@@ -50,10 +50,10 @@ impl Dash {
     }
 
     pub(crate) async fn flush(&mut self) {
-        for (agent, command) in std::mem::take(&mut self.app.steer.outbox) {
+        for (agent, command) in self.app.take_outbox() {
             assert!(self.engine.command(agent, command).await, "the agent's task is alive");
         }
-        self.app.steer.effects.clear();
+        self.app.take_effects();
     }
 
     pub(crate) async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
@@ -66,7 +66,7 @@ impl Dash {
             }
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
                 Ok(Some(ev)) => {
-                    let change = self.app.store.apply(ev);
+                    let change = self.app.store_mut().apply(ev);
                     if change != Change::Nothing {
                         self.app.on_changes(&[change]);
                     }
@@ -75,7 +75,7 @@ impl Dash {
                 Err(_) => {
                     let tasks: Vec<String> = self
                         .app
-                        .store
+                        .store()
                         .tasks()
                         .map(|t| format!("{} {}", t.key.id, t.state().short_name()))
                         .collect();
@@ -85,7 +85,7 @@ impl Dash {
                         .map(|b| (b.key.id.to_string(), b.error.clone(), b.notice.clone()));
                     panic!(
                         "timed out waiting for {what}; tasks {tasks:?}; flash {:?}; box {open:?}",
-                        self.app.steer.flash
+                        self.app.steer().flash
                     );
                 }
             }
@@ -95,7 +95,7 @@ impl Dash {
     /// A key pressed a second after the last one: a person at the keyboard, so the guard
     /// against Enter right after a box opens never fires here (answers.rs tests it).
     pub(crate) fn key(&mut self, code: KeyCode) {
-        self.app.now += jiff::SignedDuration::from_secs(1);
+        self.app.set_now(self.app.now() + jiff::SignedDuration::from_secs(1));
         on_terminal_event(&mut self.app, TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     }
 
@@ -107,15 +107,20 @@ impl Dash {
 
     fn state(&self, id: &str) -> Option<TaskState> {
         self.app
-            .store
+            .store()
             .tasks()
             .find(|t| &*t.key.id == id)
             .map(|t| t.state().clone())
     }
 
     pub(crate) fn select(&mut self, id: &str) {
-        let key = self.app.store.tasks().find(|t| &*t.key.id == id).map(|t| t.key.clone());
-        self.app.selected = key;
+        let key = self
+            .app
+            .store()
+            .tasks()
+            .find(|t| &*t.key.id == id)
+            .map(|t| t.key.clone());
+        self.app.select(key.unwrap_or_else(|| panic!("no task {id} to select")));
     }
 }
 
@@ -161,7 +166,7 @@ async fn a_question_answered_in_the_box_completes_the_review() {
     d.key(KeyCode::Enter);
     d.until("the review completes", |app| {
         app.popup::<AnswerBox>().is_none() && {
-            app.store
+            app.store()
                 .tasks()
                 .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
         }
@@ -185,7 +190,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     let approve = until_waiting(&assistant, "needs an approval first").await;
     let deny = until_waiting(&assistant, "another approval please").await;
     let mut d = Dash::new(vec![spec(&url, "assistant")]);
-    d.until("both approvals listed", |app| app.store.approval_count() == 2)
+    d.until("both approvals listed", |app| app.store().approval_count() == 2)
         .await;
 
     // A text reply to an approval is refused by the agent; the box keeps the text.
@@ -213,7 +218,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     assert!(d.app.popup::<Confirm>().is_some(), "approving asks first");
     d.key(KeyCode::Char('y'));
     d.until("the connection request", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == approve && t.status.text().starts_with("Connect slack"))
     })
@@ -223,7 +228,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
     d.until("completed", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == approve && *t.state() == TaskState::Completed)
     })
@@ -234,7 +239,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('d'));
     d.key(KeyCode::Char('y'));
     d.until("the denial taken", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == deny && t.status.text().starts_with("Connect slack"))
     })
@@ -243,7 +248,9 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('n'));
     d.until("finished", |app| {
-        app.store.tasks().any(|t| *t.key.id == deny && t.state().is_terminal())
+        app.store()
+            .tasks()
+            .any(|t| *t.key.id == deny && t.state().is_terminal())
     })
     .await;
     let ended = assistant.get_task(&deny, None).await.unwrap();
@@ -280,7 +287,7 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
     let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "main", "the typed answer is kept");
     // The messageId the failed attempt carried: the rule's, for this question and this text.
-    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let status = &d.app.store().task(&boxed.key).unwrap().status;
     let message_id = interactions::message_id(&asked.task, status, &Answer::Value("main".into()));
     assert_eq!(d.state(&asked.task), Some(TaskState::InputRequired));
 
@@ -321,7 +328,7 @@ async fn cancel_and_new_task_from_the_keyboard() {
     let mut deployer = spec(&deployer_url, "deployer");
     deployer.credential = Credential::Value(a2a_watch::a2a::auth::Secret::new(TOKEN));
     let mut d = Dash::new(vec![spec(&runner_url, "test-runner"), deployer]);
-    d.until("the slow run", |app| app.store.tasks().any(|t| *t.key.id == slow.id))
+    d.until("the slow run", |app| app.store().tasks().any(|t| *t.key.id == slow.id))
         .await;
 
     d.select(&slow.id);
@@ -329,18 +336,18 @@ async fn cancel_and_new_task_from_the_keyboard() {
     assert!(d.app.popup::<Confirm>().is_some(), "cancel asks first, naming the task");
     d.key(KeyCode::Char('y'));
     d.until("canceled", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == slow.id && *t.state() == TaskState::Canceled)
     })
     .await;
     d.until("the outcome said", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.contains("done"))
     })
     .await;
     // A finished task is not canceled again: nothing is sent.
     d.key(KeyCode::Char('x'));
-    assert!(d.app.popup::<Confirm>().is_none() && d.app.steer.outbox.is_empty());
+    assert!(d.app.popup::<Confirm>().is_none() && d.app.steer().outbox.is_empty());
 
     // n: the new-task form, on the selected task's agent; ←/→ changes the agent.
     d.key(KeyCode::Char('n'));
@@ -357,8 +364,8 @@ async fn cancel_and_new_task_from_the_keyboard() {
                 .is_some_and(|t| t.key.agent == 1 && *t.state() == TaskState::Rejected)
     })
     .await;
-    let key: TaskKey = d.app.selected.clone().unwrap();
-    let t = d.app.store.task(&key).unwrap();
+    let key: TaskKey = d.app.selected().cloned().unwrap();
+    let t = d.app.store().task(&key).unwrap();
     let asked = t.history.first().map(|m| &m.parts[0].content);
     assert!(
         matches!(asked, Some(PartContent::Text(text)) if text.contains("build 42")),
@@ -392,7 +399,7 @@ async fn the_box_answers_official_sdk_agents_too() {
         d.key(KeyCode::Enter);
         d.until("completed", |app| {
             app.popup::<AnswerBox>().is_none() && {
-                app.store
+                app.store()
                     .tasks()
                     .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
             }

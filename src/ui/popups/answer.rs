@@ -36,7 +36,7 @@ fn question_lines(message: Option<&Message>, theme: &Theme) -> Vec<Line<'static>
 
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, boxed: &AnswerBox) {
     let area = frame.area();
-    let (store, theme, now) = (&app.store, &app.theme, app.now);
+    let (store, theme, now) = (app.store(), app.theme(), app.now());
     let waiting = store.total_counts().interrupted;
     let Some(task) = store.task(&boxed.key) else { return };
     let width = area.width.saturating_sub(4).clamp(20, 100);
@@ -95,7 +95,7 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, boxed: &AnswerB
     let more = waiting.saturating_sub(1);
     let hints_line = Line::from(vec![
         Span::styled(
-            super::hints(&app.keys, Mode::Answer, &HINTS),
+            super::hints(app.keys(), Mode::Answer, &HINTS),
             theme.dim(),
         ),
         Span::styled(

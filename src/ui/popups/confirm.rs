@@ -47,7 +47,7 @@ fn reason(ask: &Ask) -> Option<String> {
 
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, confirm: &Confirm) {
     let area = frame.area();
-    let (store, theme) = (&app.store, &app.theme);
+    let (store, theme) = (app.store(), app.theme());
     let question = question(&confirm.ask, store);
     let bold = Style::new().fg(theme.title).add_modifier(Modifier::BOLD);
     let mut lines = vec![Line::raw(format!(" {question}"))];
@@ -62,7 +62,7 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, confirm: &Confi
     let mut keys = vec![Span::raw(" ")];
     for (i, (action, what)) in choices.into_iter().enumerate() {
         let gap = if i + 1 < choices.len() { "   " } else { "" };
-        keys.push(Span::styled(app.keys.hint_in(Mode::Confirm, action), bold));
+        keys.push(Span::styled(app.keys().hint_in(Mode::Confirm, action), bold));
         keys.push(Span::raw(format!(" {what}{gap}")));
     }
     lines.push(Line::from(keys));

@@ -170,16 +170,16 @@ fn pretty_head(value: &Value, max: usize) -> (String, bool) {
 
 /// Every line of the pane, top to bottom, wrapped to `width` columns.
 pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut page = Page {
         lines: Vec::new(),
         theme: t.clone(),
     };
     let state = task.state();
     page.push(Line::from(vec![
-        Span::raw(format!("{}  ", line(app.store.agent_name(task.key.agent), 40))),
+        Span::raw(format!("{}  ", line(app.store().agent_name(task.key.agent), 40))),
         Span::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state)),
-        Span::styled(format!("  for {}", waited(app.now, task.state_since)), t.dim()),
+        Span::styled(format!("  for {}", waited(app.now(), task.state_since)), t.dim()),
     ]));
     page.push(Line::styled(format!("task     {}", line(&task.key.id, 200)), t.dim()));
     page.push(Line::styled(format!("context  {}", line(&task.context, 200)), t.dim()));
@@ -201,7 +201,7 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     // One line per entry: the timeline is the overview, the status message below is in full.
     for tr in &task.timeline {
         let lead = vec![
-            Span::styled(format!("{}  ", clock(tr.at, &app.tz)), t.dim()),
+            Span::styled(format!("{}  ", clock(tr.at, app.tz())), t.dim()),
             Span::styled(pad(&state_name(&tr.state), 16), t.state(&tr.state)),
         ];
         let used: usize = lead.iter().map(Span::width).sum();
@@ -309,7 +309,7 @@ pub fn visible_lines(area: Rect) -> usize {
 /// How far the pane can scroll: its last line at the bottom.
 pub fn max_scroll(app: &App, key: &TaskKey, area: Rect) -> usize {
     let inner = inner(area);
-    app.store.task(key).map_or(0, |task| {
+    app.store().task(key).map_or(0, |task| {
         lines(app, task, usize::from(inner.width))
             .len()
             .saturating_sub(visible_lines(area))
@@ -319,11 +319,11 @@ pub fn max_scroll(app: &App, key: &TaskKey, area: Rect) -> usize {
 /// The pane over the table's and the approvals' place (`Areas::body`).
 pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, detail: &Detail) {
     let (area, key, scroll) = (areas.body(), &detail.key, detail.scroll);
-    let t = &app.theme;
+    let t = app.theme();
     frame.render_widget(Clear, area);
     // Its keys are in the footer, from the key map.
     let title = Line::styled(" Task detail ", Style::new().fg(t.title));
-    let Some(task) = app.store.task(key) else {
+    let Some(task) = app.store().task(key) else {
         frame.render_widget(
             Paragraph::new("This task is gone from the store.").block(block(t).title(title)),
             area,

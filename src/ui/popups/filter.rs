@@ -19,9 +19,9 @@ pub(super) fn draw(_frame: &mut Frame, _areas: &Areas, _app: &App, _filter: &Fil
 
 /// The footer while the filter is typed: what is typed, and its keys where they fit.
 pub(in crate::ui) fn draw_footer(frame: &mut Frame, area: Rect, app: &App, filter: &Filter) {
-    let t = &app.theme;
+    let t = app.theme();
     let room = usize::from(area.width);
-    let keys = hints(&app.keys, Mode::Filter, &HINTS);
+    let keys = hints(app.keys(), Mode::Filter, &HINTS);
     let help = format!("   {keys} · state: agent: context: !term");
     let typed = line(&filter.input, room.saturating_sub(4));
     let mut spans = vec![

@@ -16,7 +16,7 @@ use crate::app::{App, Areas};
 /// The keys of an action in a mode, as help lists them.
 fn keys_of(app: &App, mode: Mode, action: Action) -> String {
     let keys: Vec<String> = app
-        .keys
+        .keys()
         .keys_for(mode, action)
         .iter()
         .map(ToString::to_string)
@@ -49,7 +49,7 @@ fn entries(app: &App, page: usize) -> Vec<(String, String)> {
 /// page must be readable on 80x24).
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, help: &Help) {
     let (area, page) = (frame.area(), help.page);
-    let t = &app.theme;
+    let t = app.theme();
     let entries = entries(app, page);
     let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
     let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
@@ -70,7 +70,7 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, help: &Help) {
     let w = 80.min(area.width);
     let inner_w = usize::from(w.saturating_sub(2));
     let room = usize::from(area.height.saturating_sub(2));
-    let next = app.keys.hint_in(Mode::Help, Action::NextPage);
+    let next = app.keys().hint_in(Mode::Help, Action::NextPage);
     let notes: [String; 2] = if page == 0 {
         [
             "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"".to_string(),

@@ -17,7 +17,7 @@ use crate::theme::state_glyph;
 /// The interrupt inbox: every task waiting on a person, oldest first.
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, inbox: &Inbox) {
     let (area, selected) = (frame.area(), inbox.selected);
-    let (store, theme, now) = (&app.store, &app.theme, app.now);
+    let (store, theme, now) = (app.store(), app.theme(), app.now());
     let waiting = store.interrupts();
     // Saturating: a screen smaller than the popup's minimum still gets what fits.
     let height = cells(waiting.len()).saturating_add(4).max(5).min(area.height);
@@ -30,7 +30,7 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, inbox: &Inbox) 
             format!(
                 " Waiting on you ({}) · {} ",
                 waiting.len(),
-                hints(&app.keys, Mode::Inbox, &HINTS)
+                hints(app.keys(), Mode::Inbox, &HINTS)
             ),
             Style::new().fg(theme.interrupted).add_modifier(Modifier::BOLD),
         ));

@@ -15,7 +15,7 @@ use crate::text::one_line;
 
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, form: &NewTask) {
     let area = frame.area();
-    let (store, theme, keys) = (&app.store, &app.theme, &app.keys);
+    let (store, theme, keys) = (app.store(), app.theme(), app.keys());
     let popup = centered(area, 90, 14);
     frame.render_widget(Clear, popup);
     let block = Block::new()

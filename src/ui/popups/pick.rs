@@ -13,7 +13,7 @@ use crate::app::popup::pick::LinkPick;
 use crate::app::{App, Areas};
 
 pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, pick: &LinkPick) {
-    let (area, keys, theme) = (frame.area(), &app.keys, &app.theme);
+    let (area, keys, theme) = (frame.area(), app.keys(), app.theme());
     let verb = if pick.open { "open" } else { "copy" };
     let width = area.width.saturating_sub(8).clamp(40, 120);
     // Each link is shown whole, wrapped: what is shown is exactly what is opened or copied.

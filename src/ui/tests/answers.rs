@@ -12,7 +12,7 @@ use crate::event::{ActionId, ActionOutcome, Command};
 const REVIEW_CTX: &str = "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a";
 
 fn sent(app: &mut App) -> Vec<(ActionId, crate::a2a::Message)> {
-    std::mem::take(&mut app.steer.outbox)
+    app.take_outbox()
         .into_iter()
         .filter_map(|(_, c)| match c {
             Command::Send { action, request } => Some((action, request.message)),
@@ -22,7 +22,7 @@ fn sent(app: &mut App) -> Vec<(ActionId, crate::a2a::Message)> {
 }
 
 fn outcome(app: &mut App, action: ActionId, outcome: ActionOutcome) {
-    let change = app.store.apply(Event::Action {
+    let change = app.store_mut().apply(Event::Action {
         agent: REVIEWER,
         action,
         outcome,
@@ -31,11 +31,11 @@ fn outcome(app: &mut App, action: ActionId, outcome: ActionOutcome) {
 }
 
 fn at(app: &mut App, millis: i64) {
-    app.now = ts(NOW) + jiff::SignedDuration::from_millis(millis);
+    app.set_now(ts(NOW) + jiff::SignedDuration::from_millis(millis));
 }
 
 fn ask_again(app: &mut App, text: &str, secs_ago: i64) {
-    let change = app.store.apply(status_update(
+    let change = app.store_mut().apply(status_update(
         REVIEWER,
         QUESTION,
         REVIEW_CTX,
@@ -187,7 +187,7 @@ fn hold(app: &mut App, id: &str, tool: &str, at: i64) -> TaskKey {
         "parts": [{"text": format!("Approve github / {tool}?")}],
         "metadata": {ext: {"interactionId": id, "kind": "approval", "prompt": format!("Approve github / {tool}?"),
                            "detail": {"server": "github", "tool": tool, "reason": format!("the plan needs {tool}")}}}});
-    let change = app.store.apply(snapshot(ASSISTANT, task, at));
+    let change = app.store_mut().apply(snapshot(ASSISTANT, task, at));
     app.on_changes(&[change]);
     key(ASSISTANT, task_id)
 }
@@ -195,9 +195,12 @@ fn hold(app: &mut App, id: &str, tool: &str, at: i64) -> TaskKey {
 #[test]
 fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     let mut app = app(demo_store());
-    app.steer.prefs.auto_popup = false;
+    app.set_prefs(Prefs {
+        auto_popup: false,
+        ..app.steer().prefs
+    });
     let approval = hold(&mut app, "eff_1", "read_file", NOW - 20);
-    app.selected = Some(approval);
+    app.select(approval);
     press(&mut app, KeyCode::Char('a'));
     // The agent swaps the held call (same interaction id, even) before the person says yes.
     hold(&mut app, "eff_1", "delete_repo", NOW - 5);
@@ -244,7 +247,7 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     outcome(&mut app, action, ActionOutcome::Done { task: None });
     assert!(app.popup::<Confirm>().is_none());
     assert!(
-        app.steer
+        app.steer()
             .flash
             .as_ref()
             .is_some_and(|f| f.text.contains("delete_repo: done"))
@@ -254,9 +257,9 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
 #[test]
 fn a_cancel_confirmed_after_the_task_moved_on_asks_again() {
     let mut app = app(demo_store());
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
-    let change = app.store.apply(status_update(
+    let change = app.store_mut().apply(status_update(
         RUNNER,
         WORKING,
         CTX,
@@ -266,7 +269,7 @@ fn a_cancel_confirmed_after_the_task_moved_on_asks_again() {
     ));
     app.on_changes(&[change]);
     press(&mut app, KeyCode::Char('y'));
-    assert!(app.steer.outbox.is_empty());
+    assert!(app.steer().outbox.is_empty());
     let terminal = render(&mut app, 80, 24);
     assert!(screen_text(terminal.backend().buffer()).contains("(INPUT_REQUIRED)"));
 }
@@ -276,8 +279,8 @@ fn approval_with_links(app: &mut App, links: &[&str]) -> TaskKey {
     let mut task = task_json(APPROVAL, CTX, "TASK_STATE_AUTH_REQUIRED", "", NOW - 3);
     let parts: Vec<_> = links.iter().map(|l| json!({"url": l})).collect();
     task["status"]["message"] = json!({"messageId": "links", "role": "ROLE_AGENT", "parts": parts});
-    app.store.apply(snapshot(DEPLOYER, task, NOW - 3));
-    app.selected = Some(key(DEPLOYER, APPROVAL));
+    app.store_mut().apply(snapshot(DEPLOYER, task, NOW - 3));
+    app.select(key(DEPLOYER, APPROVAL));
     key(DEPLOYER, APPROVAL)
 }
 
@@ -293,8 +296,8 @@ fn links_that_are_not_web_links_are_never_opened_or_copied() {
         let approval = approval_with_links(&mut app, &[bad]);
         press(&mut app, KeyCode::Char('o'));
         press(&mut app, KeyCode::Char('y'));
-        assert!(app.steer.effects.is_empty(), "{bad}: {:?}", app.steer.effects);
-        let flash = app.steer.flash.clone().map(|f| f.text).unwrap_or_default();
+        assert!(app.steer().effects.is_empty(), "{bad}: {:?}", app.steer().effects);
+        let flash = app.steer().flash.clone().map(|f| f.text).unwrap_or_default();
         assert!(flash.contains("not a web link"), "{flash}");
         let terminal = render(&mut app, 160, 48);
         assert!(
@@ -314,7 +317,7 @@ fn several_links_open_a_picker_of_the_web_ones() {
     let second = "http://127.0.0.1:41243/approve/2";
     approval_with_links(&mut app, &["javascript:alert(1)", first, second]);
     press(&mut app, KeyCode::Char('o'));
-    assert!(app.steer.effects.is_empty(), "nothing opened before the choice");
+    assert!(app.steer().effects.is_empty(), "nothing opened before the choice");
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
     let picker: Vec<&str> = text
@@ -328,9 +331,9 @@ fn several_links_open_a_picker_of_the_web_ones() {
     );
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.steer.effects, [Effect::Open(second.into())]);
-    app.steer.effects.clear();
+    assert_eq!(app.steer().effects, [Effect::Open(second.into())]);
+    app.take_effects();
     press(&mut app, KeyCode::Char('y'));
     press(&mut app, KeyCode::Char('1'));
-    assert_eq!(app.steer.effects, [Effect::Copy(first.into())]);
+    assert_eq!(app.steer().effects, [Effect::Copy(first.into())]);
 }

@@ -75,7 +75,7 @@ fn help_overlay() {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
         for (action, _) in Mode::Main.help() {
-            let keys: Vec<String> = (app.keys.keys_for(Mode::Main, *action).iter())
+            let keys: Vec<String> = (app.keys().keys_for(Mode::Main, *action).iter())
                 .map(ToString::to_string)
                 .collect();
             let keys = keys.join(" ");
@@ -88,7 +88,7 @@ fn help_overlay() {
         assert!(find(buffer, "any other key closes this help.").is_some(), "{w}x{h}");
     }
     // Page 2: every popup's keys, from their own maps, with a key remapped in one of them.
-    app.keys = KeyMap::with_overrides([(Some("confirm"), "o", "yes")]).unwrap();
+    app.set_keys(KeyMap::with_overrides([(Some("confirm"), "o", "yes")]).unwrap());
     press(&mut app, KeyCode::Tab);
     assert!(app.popups().len() == 1 && app.top_popup::<Help>().is_some_and(|h| h.page == 1));
     snapshot_sizes("help_popups", &mut app);
@@ -108,7 +108,7 @@ fn help_overlay() {
     }
     // Any other key closes it.
     press(&mut app, KeyCode::Char('z'));
-    assert!(app.popups.is_empty());
+    assert!(app.popups().is_empty());
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn unauthorized_agent() {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
         let (x, y) = find(buffer, "unauthorized").unwrap_or_else(|| panic!("{w}x{h}:\n{}", terminal.backend()));
-        assert_eq!(buffer[(x, y)].fg, app.theme.broken, "{w}x{h}");
+        assert_eq!(buffer[(x, y)].fg, app.theme().broken, "{w}x{h}");
         if w >= 100 {
             assert!(
                 find(buffer, "A2A_TOKEN_DEPLOYER").is_some(),
@@ -199,7 +199,7 @@ fn hostile_status_text() {
             render(&mut app, 80, 24);
         }
     }
-    let huge = app.store.task(&key(DEPLOYER, "hostile-3")).unwrap();
+    let huge = app.store().task(&key(DEPLOYER, "hostile-3")).unwrap();
     let page: Vec<String> = crate::ui::popups::detail::lines(&app, huge, 78)
         .iter()
         .map(|l| l.to_string())
@@ -278,7 +278,7 @@ fn refused_push_deliveries_are_counted_on_the_agent_row() {
     let buffer = terminal.backend().buffer();
     let shown = "2 push deliveries refused";
     let (x, y) = find(buffer, shown).unwrap_or_else(|| panic!("{}", terminal.backend()));
-    assert_eq!(buffer[(x, y)].fg, app.theme.broken);
+    assert_eq!(buffer[(x, y)].fg, app.theme().broken);
     let row = screen_text(buffer)
         .lines()
         .nth(usize::from(y))

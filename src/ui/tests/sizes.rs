@@ -50,7 +50,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
         assert!(open(&a), "{name} is open");
         modes.push((name, a));
     };
-    mode("main", &|_, _| {}, |a| a.popups.is_empty());
+    mode("main", &|_, _| {}, |a| a.popups().is_empty());
     mode(
         "filter",
         &|a, _| {
@@ -72,10 +72,10 @@ fn every_mode() -> Vec<(&'static str, App)> {
     mode(
         "approvals",
         &|a, approval| {
-            a.selected = Some(approval.clone());
+            a.select(approval.clone());
             press(a, KeyCode::Tab);
         },
-        |a| a.focus == crate::app::Pane::Approvals,
+        |a| a.focus() == crate::app::Pane::Approvals,
     );
     mode(
         "answer",
@@ -91,7 +91,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             // More characters and lines than a u16 counts.
             let endless = format!("{}{}", "q".repeat(70_000), "\n".repeat(70_000));
             add(
-                &mut a.store,
+                a.store_mut(),
                 REVIEWER,
                 "endless-q",
                 CTX,
@@ -106,7 +106,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
     mode(
         "confirm approve",
         &|a, approval| {
-            a.selected = Some(approval.clone());
+            a.select(approval.clone());
             press(a, KeyCode::Char('a'));
         },
         |a| a.popup::<Confirm>().is_some(),
@@ -114,7 +114,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
     mode(
         "confirm cancel",
         &|a, _| {
-            a.selected = Some(key(RUNNER, "odd"));
+            a.select(key(RUNNER, "odd"));
             press(a, KeyCode::Char('x'));
         },
         |a| a.popup::<Confirm>().is_some(),
@@ -129,7 +129,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
     mode(
         "new task",
         &|a, _| {
-            a.selected = Some(key(DEPLOYER, APPROVAL));
+            a.select(key(DEPLOYER, APPROVAL));
             press(a, KeyCode::Char('n'));
             type_text(a, &"🇯🇵".repeat(80));
         },

@@ -9,9 +9,9 @@ use crate::app::effects::Effect;
 
 /// Applies an event the way the event loop does and returns the effects it asked for.
 fn feed(app: &mut App, event: Event) -> Vec<Effect> {
-    let change = app.store.apply(event);
+    let change = app.store_mut().apply(event);
     app.on_changes(&[change]);
-    std::mem::take(&mut app.steer.effects)
+    app.take_effects()
 }
 
 fn alarms(effects: &[Effect]) -> Vec<&Effect> {
@@ -87,8 +87,11 @@ fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
         "a task that becomes interrupted rings too: {asks:?}"
     );
 
-    app.steer.prefs.bell = false;
-    app.steer.prefs.desktop = false;
+    app.set_prefs(Prefs {
+        bell: false,
+        desktop: false,
+        ..app.steer().prefs
+    });
     let quiet = feed(
         &mut app,
         status_update(RUNNER, WORKING, CTX, "TASK_STATE_FAILED", "gave up", NOW),
@@ -164,7 +167,7 @@ fn the_inbox_moves_with_j_and_k_and_enter_answers_the_task_under_the_cursor() {
     let mut s = demo_store();
     s.apply(second_question(NOW - 1));
     let mut app = app(s);
-    let waiting: Vec<TaskKey> = app.store.interrupts().iter().map(|t| t.key.clone()).collect();
+    let waiting: Vec<TaskKey> = app.store().interrupts().iter().map(|t| t.key.clone()).collect();
     let target = key(REVIEWER, SECOND_QUESTION);
     let at = waiting.iter().position(|k| *k == target).unwrap();
     assert!(waiting.len() >= 3 && at > 0, "{waiting:?}");
@@ -186,7 +189,7 @@ fn the_inbox_moves_with_j_and_k_and_enter_answers_the_task_under_the_cursor() {
     assert_eq!(app.popup::<Inbox>().map(|i| i.selected), Some(at));
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.popup::<Inbox>().map(|i| i.selected), None);
-    assert_eq!(app.selected, Some(target.clone()));
+    assert_eq!(app.selected().cloned(), Some(target.clone()));
     assert_eq!(app.popup::<AnswerBox>().map(|b| b.key.clone()), Some(target));
 }
 
@@ -197,10 +200,10 @@ fn a_paste_goes_into_the_open_box_or_form() {
     assert!(app.popup::<AnswerBox>().is_some());
     on_terminal_event(&mut app, TermEvent::Paste("release/2026.10".into()));
     assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "release/2026.10");
-    assert!(app.spec.filter.is_empty(), "not into the filter");
+    assert!(app.spec().filter.is_empty(), "not into the filter");
 
     press(&mut app, KeyCode::Esc);
-    app.selected = Some(key(DEPLOYER, APPROVAL));
+    app.select(key(DEPLOYER, APPROVAL));
     press(&mut app, KeyCode::Char('n'));
     on_terminal_event(&mut app, TermEvent::Paste("deploy build 7\nto staging".into()));
     let form = app.popup::<NewTask>().expect("the new-task form");
@@ -210,13 +213,13 @@ fn a_paste_goes_into_the_open_box_or_form() {
 #[test]
 fn ctrl_c_in_a_dialog_quits_without_sending() {
     let mut app = app(demo_store());
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
     assert!(app.popup::<Confirm>().is_some(), "the cancel confirmation");
     on_terminal_event(
         &mut app,
         TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
     );
-    assert!(app.quit);
-    assert!(app.steer.outbox.is_empty(), "quitting answers nothing");
+    assert!(app.quitting());
+    assert!(app.steer().outbox.is_empty(), "quitting answers nothing");
 }
