@@ -100,57 +100,49 @@ impl Action {
     }
 }
 
-/// Where the keyboard is: each mode has its own key map.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// The table and the approvals, and the detail pane (its moves scroll).
-    Main,
-    Help,
-    /// Typing the filter: keys the map does not name are text.
-    Filter,
-    Inbox,
-    Confirm,
-    /// The answer box: keys the map does not name go to the editor.
-    Answer,
-    NewTask,
-    /// Choosing one of several links.
-    Pick,
-    /// `a2a-watch replay`: its keys come before the main screen's (outside the filter box).
-    Replay,
+/// One, for counting the popups that have keys of their own.
+macro_rules! one {
+    ($mode:ident) => {
+        1
+    };
 }
 
-impl Mode {
-    pub const ALL: [Mode; 9] = [
-        Mode::Main,
-        Mode::Help,
-        Mode::Filter,
-        Mode::Inbox,
-        Mode::Confirm,
-        Mode::Answer,
-        Mode::NewTask,
-        Mode::Pick,
-        Mode::Replay,
-    ];
+/// `Mode` from the list of popups (`popup::with_popups!`): a popup marked `keys <Mode>` reads
+/// keys with a map of its own, whose `ModeKeys` is its module's `KEYS`.
+macro_rules! declare_modes {
+    ($($module:ident: $variant:ident($state:ty) $(keys $mode:ident)?,)*) => {
+        /// Where the keyboard is: each mode has its own key map. `Main` is the table and the
+        /// approvals, and the detail pane (its moves scroll); `Replay` is `a2a-watch replay`,
+        /// whose keys come before the main screen's (outside the filter box); the others are the
+        /// popups'.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Mode {
+            Main,
+            $($($mode,)?)*
+            Replay,
+        }
 
+        impl Mode {
+            pub const ALL: [Mode; 2 $($(+ one!($mode))?)*] = [Mode::Main, $($(Mode::$mode,)?)* Mode::Replay];
+
+            /// What the mode's home says of its keys: the main screen's and replay's here, each
+            /// popup's in its module (`popup::<name>::KEYS`).
+            fn keys(self) -> &'static ModeKeys {
+                match self {
+                    Mode::Main => &MAIN,
+                    $($(Mode::$mode => &popup::$module::KEYS,)?)*
+                    Mode::Replay => &REPLAY,
+                }
+            }
+        }
+    };
+}
+popup::with_popups!(declare_modes);
+
+impl Mode {
     /// Every mode's name, for the message that says a name is none of them.
     fn names() -> String {
         Mode::ALL.map(Mode::name).join(", ")
-    }
-
-    /// What the mode's home says of its keys: the main screen's and replay's here, each
-    /// popup's in its module (`popup::<name>::KEYS`).
-    fn keys(self) -> &'static ModeKeys {
-        match self {
-            Mode::Main => &MAIN,
-            Mode::Help => &popup::help::KEYS,
-            Mode::Filter => &popup::filter::KEYS,
-            Mode::Inbox => &popup::inbox::KEYS,
-            Mode::Confirm => &popup::confirm::KEYS,
-            Mode::Answer => &popup::answer::KEYS,
-            Mode::NewTask => &popup::new_task::KEYS,
-            Mode::Pick => &popup::pick::KEYS,
-            Mode::Replay => &REPLAY,
-        }
     }
 
     /// The name in `[keys.<name>]`.

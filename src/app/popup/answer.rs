@@ -13,7 +13,7 @@ use super::{Behaviour, Member, ModeKeys, text_box_keys};
 use crate::a2a::interactions::{self, Answer, fingerprint_of};
 use crate::a2a::{Message, SendMessageRequest, StateClass, TaskState};
 use crate::app::App;
-use crate::app::keys::{Action, Mode};
+use crate::app::keys::Action;
 use crate::app::steer::{Sending, Settled};
 use crate::store::{Store, TaskEntry, TaskKey};
 use crate::text::one_line;
@@ -200,8 +200,6 @@ pub const HINTS: [(Action, &str); 3] = [
 ];
 
 impl Behaviour for AnswerBox {
-    const MODE: Mode = Mode::Answer;
-
     fn on_action(app: &mut App, action: Action) {
         match action {
             Action::Send => app.send_answer(),

@@ -8,7 +8,7 @@ use crate::a2a::SendMessageRequest;
 use crate::a2a::interactions::{self, Answer, Interaction, Kind};
 use crate::a2a::{StateClass, TaskState};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 use crate::app::steer::Confirmed;
 use crate::event::{ActionId, Command};
 use crate::store::{TaskEntry, TaskKey};
@@ -115,8 +115,6 @@ pub const KEYS: ModeKeys = ModeKeys {
 pub const CHOICES: [(Action, &str); 3] = [(Action::Yes, "yes"), (Action::No, "no"), (Action::Back, "back")];
 
 impl Behaviour for Confirm {
-    const MODE: Mode = Mode::Confirm;
-
     fn on_action(app: &mut App, action: Action) {
         match action {
             Action::Yes => app.confirmed(true),

@@ -3,7 +3,7 @@
 
 use super::{Behaviour, Member};
 use crate::app::App;
-use crate::app::keys::{Action, Mode};
+use crate::app::keys::Action;
 use crate::store::TaskKey;
 
 /// The detail pane of one task, scrolled by `scroll` lines.
@@ -19,7 +19,6 @@ impl Detail {
 }
 
 impl Behaviour for Detail {
-    const MODE: Mode = Mode::Main;
     const IS_BOX: bool = false;
 
     fn on_action(app: &mut App, action: Action) {

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Behaviour, Member, ModeKeys};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 use crate::store::query::Filter as Query;
 
 /// The filter being typed.
@@ -38,7 +38,6 @@ pub const KEYS: ModeKeys = ModeKeys {
 pub const HINTS: [(Action, &str); 2] = [(Action::Details, "keep"), (Action::Back, "clear")];
 
 impl Behaviour for Filter {
-    const MODE: Mode = Mode::Filter;
     const IS_BOX: bool = false;
 
     fn on_action(app: &mut App, action: Action) {

@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{Behaviour, Member, ModeKeys};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 
 /// How many pages the help overlay has: the main screen's keys, and the popups' keys.
 const PAGES: usize = 2;
@@ -31,7 +31,6 @@ pub const KEYS: ModeKeys = ModeKeys {
 };
 
 impl Behaviour for Help {
-    const MODE: Mode = Mode::Help;
     const IS_BOX: bool = false;
 
     fn on_action(app: &mut App, action: Action) {

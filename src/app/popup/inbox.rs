@@ -5,7 +5,7 @@ use crossterm::event::KeyCode;
 
 use super::{Behaviour, Member, ModeKeys, list_keys};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 use crate::store::TaskKey;
 
 /// Every task waiting on a person, with this row selected.
@@ -33,8 +33,6 @@ pub const KEYS: ModeKeys = ModeKeys {
 pub const HINTS: [(Action, &str); 2] = [(Action::Details, "answer"), (Action::Back, "close")];
 
 impl Behaviour for Inbox {
-    const MODE: Mode = Mode::Inbox;
-
     fn on_action(app: &mut App, action: Action) {
         let waiting: Vec<TaskKey> = app.store.interrupts().iter().map(|t| t.key.clone()).collect();
         let Some(Inbox { selected }) = Inbox::top_mut(&mut app.popups) else {

@@ -2,16 +2,19 @@
 //! drawn last, so precedence is written once, here, as the order things were opened in.
 //!
 //! Each popup has one home in two files: `app/popup/<name>.rs` holds its state, its key map
-//! (`ModeKeys`: config name, help entries, default keys), its hint line and what it does with
-//! keys and paste (`Behaviour`); `ui/popups/<name>.rs` draws it (`draw`). The list in
-//! `with_popups!` is the one place that registers them: it makes the `Popup` enum here and the
-//! drawing dispatch in `ui::popups`.
+//! (`KEYS`, a `ModeKeys`: config name, help entries, default keys), its hint line and what it
+//! does with keys and paste (`Behaviour`); `ui/popups/<name>.rs` draws it (`draw`). The list in
+//! `with_popups!` is the one place that registers them: it makes the `Popup` enum and its
+//! dispatch here, the popups' `keys::Mode`s, and the drawing dispatch in `ui::popups`.
 //!
 //! To add a popup:
-//! 1. write `app/popup/<name>.rs` with its state type and `impl Behaviour` (a popup with keys of
-//!    its own also gets a `Mode` variant in `keys.rs` and its `ModeKeys`);
+//! 1. write `app/popup/<name>.rs`: its state type, `impl Behaviour`, and, if it reads keys with
+//!    a map of its own, `pub const KEYS: ModeKeys`;
 //! 2. write `ui/popups/<name>.rs` with `pub(super) fn draw(frame, areas, app, state)`;
-//! 3. add one line `<name>: <Variant>(<name>::<State>),` to `with_popups!`;
+//! 3. register it with one line in `with_popups!`: `<name>: <Variant>(<name>::<State>)`, followed
+//!    by `keys <Variant>` if it has `KEYS` (that becomes its `Mode`; without, it reads the main
+//!    screen's keys), and declare the two files (`mod <name>;` here and in `ui::popups`: written
+//!    out, not made by the macro, because rustfmt does not read modules declared in macros);
 //! 4. open it with `app.push(State { .. })` from the action that shows it.
 
 pub mod answer;
@@ -28,20 +31,21 @@ use crossterm::event::KeyEvent;
 use super::App;
 use super::keys::{Action, Key, Mode};
 
-/// The popups, `module: Variant(module::State)`, handed to `$then!`: the app makes the `Popup`
-/// enum of it, `ui::popups` its drawing (one `draw` per module). The order is the order of the
-/// help overlay's popup page.
+/// The popups, `module: Variant(module::State)`, with `keys Variant` where the popup reads keys
+/// with a map of its own, handed to `$then!`: the app makes the `Popup` enum and `keys::Mode` of
+/// it, `ui::popups` its drawing (one `draw` per module). The order is the order of the help
+/// overlay's popup page.
 macro_rules! with_popups {
     ($then:ident) => {
         $then! {
-            help: Help(help::Help),
+            help: Help(help::Help) keys Help,
             detail: Detail(detail::Detail),
-            filter: Filter(filter::Filter),
-            inbox: Inbox(inbox::Inbox),
-            confirm: Confirm(confirm::Confirm),
-            answer: Answer(answer::AnswerBox),
-            new_task: NewTask(new_task::NewTask),
-            pick: Pick(pick::LinkPick),
+            filter: Filter(filter::Filter) keys Filter,
+            inbox: Inbox(inbox::Inbox) keys Inbox,
+            confirm: Confirm(confirm::Confirm) keys Confirm,
+            answer: Answer(answer::AnswerBox) keys Answer,
+            new_task: NewTask(new_task::NewTask) keys NewTask,
+            pick: Pick(pick::LinkPick) keys Pick,
         }
     };
 }
@@ -49,12 +53,10 @@ pub(crate) use with_popups;
 
 /// What a popup does with the keyboard; its state type implements it in its home.
 pub trait Behaviour: Member {
-    /// The key map it reads keys with.
-    const MODE: Mode;
     /// A box that acts on tasks holds the keyboard, and no question pops up over it.
     const IS_BOX: bool = true;
 
-    /// An action its map (`MODE`) read; the popup is on top.
+    /// An action its map read; the popup is on top.
     fn on_action(app: &mut App, action: Action);
 
     /// A key no map names, with the popup on top: true if it took it. A box takes every key,
@@ -99,8 +101,18 @@ pub struct ModeKeys {
     pub defaults: fn() -> Vec<(Key, Action)>,
 }
 
+/// The mode a popup reads keys with: its own, or the main screen's.
+macro_rules! mode_of {
+    () => {
+        Mode::Main
+    };
+    ($mode:ident) => {
+        Mode::$mode
+    };
+}
+
 macro_rules! declare_popups {
-    ($($module:ident: $variant:ident($state:ty),)*) => {
+    ($($module:ident: $variant:ident($state:ty) $(keys $mode:ident)?,)*) => {
         /// One open popup; its state is in its home module.
         pub enum Popup {
             $($variant(Box<$state>),)*
@@ -134,7 +146,7 @@ macro_rules! declare_popups {
             /// The key map the popup reads keys with.
             pub fn mode(&self) -> Mode {
                 match self {
-                    $(Popup::$variant(_) => <$state as Behaviour>::MODE,)*
+                    $(Popup::$variant(_) => mode_of!($($mode)?),)*
                 }
             }
 

@@ -9,7 +9,7 @@ use ratatui_textarea::TextArea;
 use super::{Behaviour, Member, ModeKeys, text_box_keys};
 use crate::a2a::{Message, Part, SendMessageRequest};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 use crate::app::steer::{Sending, Settled};
 use crate::store::TaskKey;
 use crate::text::one_line;
@@ -104,8 +104,6 @@ pub const HINTS: [(Action, &str); 3] = [
 pub const HINTS_AFTER: [(Action, &str); 1] = [(Action::Back, "close")];
 
 impl Behaviour for NewTask {
-    const MODE: Mode = Mode::NewTask;
-
     fn on_action(app: &mut App, action: Action) {
         let agents = app.store.agents.len().max(1);
         let Some(form) = NewTask::top_mut(&mut app.popups) else {

@@ -5,7 +5,7 @@ use crossterm::event::KeyCode;
 
 use super::{Behaviour, Member, ModeKeys, list_keys};
 use crate::app::App;
-use crate::app::keys::{Action, Key, Mode};
+use crate::app::keys::{Action, Key};
 
 /// An approval with several web links: the person picks the one to open or copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +33,6 @@ pub const KEYS: ModeKeys = ModeKeys {
 };
 
 impl Behaviour for LinkPick {
-    const MODE: Mode = Mode::Pick;
-
     fn on_action(app: &mut App, action: Action) {
         let Some(pick) = LinkPick::top_mut(&mut app.popups) else {
             return;

@@ -94,10 +94,7 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, boxed: &AnswerB
     frame.render_widget(Paragraph::new(line), status);
     let more = waiting.saturating_sub(1);
     let hints_line = Line::from(vec![
-        Span::styled(
-            super::hints(app.keys(), Mode::Answer, &HINTS),
-            theme.dim(),
-        ),
+        Span::styled(super::hints(app.keys(), Mode::Answer, &HINTS), theme.dim()),
         Span::styled(
             if more > 0 {
                 format!("   {more} more waiting")

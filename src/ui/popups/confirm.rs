@@ -82,4 +82,3 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, confirm: &Confi
         ));
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
-

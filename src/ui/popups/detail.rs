@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::super::format::{clock, line, pad, plural, state_name, waited, wrap};
 use crate::a2a::{Message, Part, PartContent};
+use crate::app::effects::{is_web_link, links};
 use crate::app::popup::detail::Detail;
 use crate::app::{App, Areas};
-use crate::app::effects::{is_web_link, links};
 use crate::store::{TaskEntry, TaskKey};
 use crate::text::{head, sanitize};
 use crate::theme::{Theme, state_glyph};

@@ -70,4 +70,3 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, inbox: &Inbox) 
     }
     frame.render_widget(Paragraph::new(lines).block(block), popup);
 }
-

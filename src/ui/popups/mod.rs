@@ -1,7 +1,17 @@
 //! The popups, drawn over the main screen, bottom to top. Each draws in its own file, next to
 //! nothing else: `ui/popups/<name>.rs` with `draw(frame, areas, app, state)`, its state and keys
 //! in `app::popup::<name>` (the two are its home). The list in `app::popup::with_popups!`
-//! registers both halves; the pieces more than one popup uses (centring, hint lines) are here.
+//! registers both halves (the `mod` lines are written out so that rustfmt, which does not read
+//! modules declared in macros, formats the files); the pieces more than one popup uses (centring, hint lines) are here.
+
+mod answer;
+mod confirm;
+pub(super) mod detail;
+pub(super) mod filter;
+mod help;
+mod inbox;
+mod new_task;
+mod pick;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,9 +21,7 @@ use crate::app::popup::{Popup, with_popups};
 use crate::app::{App, Areas};
 
 macro_rules! draw_popups {
-    ($($module:ident: $variant:ident($state:ty),)*) => {
-        $(pub(super) mod $module;)*
-
+    ($($module:ident: $variant:ident($state:ty) $(keys $mode:ident)?,)*) => {
         /// One popup over what is below it, by its home's `draw`.
         pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, popup: &Popup) {
             match popup {

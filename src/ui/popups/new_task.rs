@@ -89,4 +89,3 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, form: &NewTask)
         hint_row,
     );
 }
-

@@ -62,4 +62,3 @@ pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, pick: &LinkPick
         .collect();
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), popup);
 }
-
