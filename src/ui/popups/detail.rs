@@ -175,6 +175,27 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         lines: Vec::new(),
         theme: t.clone(),
     };
+    summary(&mut page, app, task);
+    timeline(&mut page, app, task, width);
+    status_message(&mut page, t, task);
+    history(&mut page, t, task);
+    artifacts(&mut page, t, task);
+    raw_json(&mut page, t, task);
+    page.lines
+        .iter()
+        .flat_map(|(l, hang)| {
+            if l.width() <= width {
+                vec![l.clone()]
+            } else {
+                wrap(l, width, *hang, WRAP_LINES)
+            }
+        })
+        .collect()
+}
+
+/// The agent, the state and how long, the ids, the error.
+fn summary(page: &mut Page, app: &App, task: &TaskEntry) {
+    let t = app.theme();
     let state = task.state();
     page.push(Line::from(vec![
         Span::raw(format!("{}  ", line(app.store().agent_name(task.key.agent), 40))),
@@ -190,7 +211,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         ));
     }
     page.push(Line::raw(""));
+}
 
+fn timeline(page: &mut Page, app: &App, task: &TaskEntry, width: usize) {
+    let t = app.theme();
     page.push(heading("Timeline (as this watcher saw it)", t));
     if task.timeline_dropped > 0 {
         page.push(Line::styled(
@@ -210,7 +234,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.push(Line::from(spans));
     }
     page.push(Line::raw(""));
+}
 
+/// The current status message in full, with its links.
+fn status_message(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading("Status message", t));
     match &task.status.message {
         Some(m) => {
@@ -227,7 +254,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         None => page.push(Line::styled("(none)", t.dim())),
     }
     page.push(Line::raw(""));
+}
 
+fn history(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading(
         &format!("History ({})", plural(task.history.len(), "message")),
         t,
@@ -242,7 +271,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.message(m);
     }
     page.push(Line::raw(""));
+}
 
+fn artifacts(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading(&format!("Artifacts ({})", task.artifacts.len()), t));
     if !task.cut.is_empty() {
         let c = task.cut;
@@ -269,7 +300,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.parts(&rest, "  ");
     }
     page.push(Line::raw(""));
+}
 
+fn raw_json(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading("Raw JSON (the last snapshot, later events folded in)", t));
     if !task.snapshot_seen {
         page.push(Line::styled(
@@ -278,16 +311,6 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         ));
     }
     page.json(&serde_json::to_value(task.as_task()).unwrap_or_default(), "");
-    page.lines
-        .iter()
-        .flat_map(|(l, hang)| {
-            if l.width() <= width {
-                vec![l.clone()]
-            } else {
-                wrap(l, width, *hang, WRAP_LINES)
-            }
-        })
-        .collect()
 }
 
 fn inner(area: Rect) -> Rect {
