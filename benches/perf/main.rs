@@ -273,7 +273,9 @@ fn profile(what: &str) {
         "render-steady" | "render-event" | "render-filter" => {
             let mut app = render::app(100_000);
             if what == "render-filter" {
-                app.spec.filter = a2a_watch::store::query::Filter::parse("test_4");
+                let mut spec = app.spec().clone();
+                spec.filter = a2a_watch::store::query::Filter::parse("test_4");
+                app.set_spec(spec);
             }
             let mut term = render::terminal();
             render::frame(&mut term, &mut app);

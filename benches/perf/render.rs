@@ -114,8 +114,8 @@ pub fn app(n: usize) -> App {
 /// `waiting`: 2% of the tasks wait on a person (input- or auth-required); none otherwise.
 pub fn app_with(n: usize, waiting: bool) -> App {
     let mut app = App::new(store(n, waiting), KeyMap::default(), Theme::default());
-    app.now = base_time() + SignedDuration::from_secs(5);
-    app.tz = jiff::tz::TimeZone::UTC;
+    app.set_now(base_time() + SignedDuration::from_secs(5));
+    app.set_tz(jiff::tz::TimeZone::UTC);
     app
 }
 
@@ -168,7 +168,7 @@ pub fn touch(app: &mut App, n: usize, k: usize) {
         m.parts = vec![Part::text(format!("step {k} of 40: running tests/test_{}.py", k % 97))];
     }
     status.state = TaskState::Working;
-    app.store.apply(Event::Update {
+    app.store_mut().apply(Event::Update {
         agent: i % AGENTS.len(),
         event: StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: t.id,
@@ -190,7 +190,7 @@ pub fn terminal() -> Terminal<TestBackend> {
 /// Median seconds per frame, steady (store unchanged) and after one change.
 fn measure(app: &mut App, n: usize, spec: &ViewSpec, frames: usize) -> (f64, f64) {
     let mut term = terminal();
-    app.spec = spec.clone();
+    app.set_spec(spec.clone());
     frame(&mut term, app);
     frame(&mut term, app);
     let mut steady: Vec<f64> = (0..frames)

@@ -1,5 +1,5 @@
 //! Keys are data: in every mode (the main screen and each popup) a key press becomes an
-//! `Action` through that mode's key map. The config overrides any of them (`[keys]` for the main
+//! `Action` through that mode's key map; each popup's keys are in its home (`popup::<name>`). The config overrides any of them (`[keys]` for the main
 //! screen, `[keys.<mode>]` for a popup), and the help overlay is drawn from the maps, so help
 //! cannot drift from what the keys do.
 
@@ -7,6 +7,8 @@ use std::fmt;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
+
+use super::popup::{self, ModeKeys};
 
 /// A `[keys]` line that cannot be used, in the words the user sees.
 #[derive(Debug, thiserror::Error)]
@@ -146,38 +148,46 @@ impl Action {
     }
 }
 
-/// Where the keyboard is: each mode has its own key map.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// The table and the approvals, and the detail pane (its moves scroll).
-    Main,
-    Help,
-    /// Typing the filter: keys the map does not name are text.
-    Filter,
-    Inbox,
-    Confirm,
-    /// The answer box: keys the map does not name go to the editor.
-    Answer,
-    NewTask,
-    /// Choosing one of several links.
-    Pick,
-    /// `a2a-watch replay`: its keys come before the main screen's (outside the filter box).
-    Replay,
+/// One, for counting the popups that have keys of their own.
+macro_rules! one {
+    ($mode:ident) => {
+        1
+    };
 }
 
-impl Mode {
-    pub const ALL: [Mode; 9] = [
-        Mode::Main,
-        Mode::Help,
-        Mode::Filter,
-        Mode::Inbox,
-        Mode::Confirm,
-        Mode::Answer,
-        Mode::NewTask,
-        Mode::Pick,
-        Mode::Replay,
-    ];
+/// `Mode` from the list of popups (`popup::with_popups!`): a popup marked `keys <Mode>` reads
+/// keys with a map of its own, whose `ModeKeys` is its module's `KEYS`.
+macro_rules! declare_modes {
+    ($($module:ident: $variant:ident($state:ty) $(keys $mode:ident)?,)*) => {
+        /// Where the keyboard is: each mode has its own key map. `Main` is the table and the
+        /// approvals, and the detail pane (its moves scroll); `Replay` is `a2a-watch replay`,
+        /// whose keys come before the main screen's (outside the filter box); the others are the
+        /// popups'.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Mode {
+            Main,
+            $($($mode,)?)*
+            Replay,
+        }
 
+        impl Mode {
+            pub const ALL: [Mode; 2 $($(+ one!($mode))?)*] = [Mode::Main, $($(Mode::$mode,)?)* Mode::Replay];
+
+            /// What the mode's home says of its keys: the main screen's and replay's here, each
+            /// popup's in its module (`popup::<name>::KEYS`).
+            fn keys(self) -> &'static ModeKeys {
+                match self {
+                    Mode::Main => &MAIN,
+                    $($(Mode::$mode => &popup::$module::KEYS,)?)*
+                    Mode::Replay => &REPLAY,
+                }
+            }
+        }
+    };
+}
+popup::with_popups!(declare_modes);
+
+impl Mode {
     /// Every mode's name, for the message that says a name is none of them.
     fn names() -> String {
         Mode::ALL.map(Mode::name).join(", ")
@@ -185,17 +195,7 @@ impl Mode {
 
     /// The name in `[keys.<name>]`.
     pub fn name(self) -> &'static str {
-        match self {
-            Mode::Main => "main",
-            Mode::Help => "help",
-            Mode::Filter => "filter",
-            Mode::Inbox => "inbox",
-            Mode::Confirm => "confirm",
-            Mode::Answer => "answer",
-            Mode::NewTask => "new_task",
-            Mode::Pick => "pick",
-            Mode::Replay => "replay",
-        }
+        self.keys().name
     }
 
     fn parse(name: &str) -> Result<Mode, KeyError> {
@@ -213,64 +213,39 @@ impl Mode {
 
     /// What the help overlay says of this mode's keys, in the order it lists them.
     pub fn help(self) -> &'static [(Action, &'static str)] {
-        match self {
-            Mode::Main => &MAIN_HELP,
-            Mode::Help => &[(Action::NextPage, "next page"), (Action::PreviousPage, "previous page")],
-            Mode::Filter => &[
-                (Action::Details, "keep the filter"),
-                (Action::Back, "clear it"),
-                (Action::DeleteBack, "delete a character"),
-            ],
-            Mode::Inbox => &[
-                (Action::Up, "up"),
-                (Action::Down, "down"),
-                (Action::Details, "answer it"),
-                (Action::Back, "close"),
-            ],
-            Mode::Confirm => &[(Action::Yes, "yes"), (Action::No, "no"), (Action::Back, "back")],
-            Mode::Answer => &[
-                (Action::Send, "send"),
-                (Action::Newline, "new line"),
-                (Action::Back, "later (draft kept)"),
-            ],
-            Mode::NewTask => &[
-                (Action::Send, "send"),
-                (Action::Newline, "new line"),
-                (Action::NextField, "next field"),
-                (Action::PreviousAgent, "previous agent"),
-                (Action::NextAgent, "next agent"),
-                (Action::Back, "close"),
-            ],
-            Mode::Pick => &[
-                (Action::Up, "up"),
-                (Action::Down, "down"),
-                (Action::Details, "use it"),
-                (Action::Choose(1), "link 1 (2-9 likewise: choose_2 .. choose_9)"),
-                (Action::Back, "back"),
-            ],
-            Mode::Replay => &[
-                (Action::Pause, "pause or play"),
-                (Action::NextChange, "next change"),
-                (Action::PreviousChange, "previous change"),
-            ],
-        }
+        self.keys().help
     }
 
     /// What the help overlay calls the mode.
     pub fn title(self) -> &'static str {
-        match self {
-            Mode::Main => "main screen",
-            Mode::Help => "help",
-            Mode::Filter => "filter",
-            Mode::Inbox => "inbox",
-            Mode::Confirm => "confirmation",
-            Mode::Answer => "answer box",
-            Mode::NewTask => "new task",
-            Mode::Pick => "link picker",
-            Mode::Replay => "replay",
-        }
+        self.keys().title
     }
 }
+
+const MAIN: ModeKeys = ModeKeys {
+    name: "main",
+    title: "main screen",
+    help: &MAIN_HELP,
+    defaults: main_keys,
+};
+
+const REPLAY: ModeKeys = ModeKeys {
+    name: "replay",
+    title: "replay",
+    help: &[
+        (Action::Pause, "pause or play"),
+        (Action::NextChange, "next change"),
+        (Action::PreviousChange, "previous change"),
+    ],
+    defaults: || {
+        vec![
+            (Key::char(' '), Action::Pause),
+            (Key::char(']'), Action::NextChange),
+            (Key::char('['), Action::PreviousChange),
+            (Key::ctrl('c'), Action::Quit),
+        ]
+    },
+};
 
 /// The main screen's actions, in the order help lists them.
 const MAIN_HELP: [(Action, &str); 28] = [
@@ -314,10 +289,19 @@ pub struct Key {
 
 impl Key {
     pub const fn plain(code: KeyCode) -> Key {
-        Key {
-            code,
-            mods: KeyModifiers::NONE,
-        }
+        Key::with(code, KeyModifiers::NONE)
+    }
+
+    pub const fn char(c: char) -> Key {
+        Key::plain(KeyCode::Char(c))
+    }
+
+    pub const fn ctrl(c: char) -> Key {
+        Key::with(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    pub const fn with(code: KeyCode, mods: KeyModifiers) -> Key {
+        Key { code, mods }
     }
 
     pub fn from_event(ev: &KeyEvent) -> Key {
@@ -424,137 +408,58 @@ pub struct KeyMap {
 
 impl Default for KeyMap {
     fn default() -> Self {
-        use KeyCode::*;
-        let c = |ch: char| Key::plain(Char(ch));
-        let ctrl = |ch: char| Key {
-            code: Char(ch),
-            mods: KeyModifiers::CONTROL,
-        };
-        let with = |code: KeyCode, mods: KeyModifiers| Key { code, mods };
-        let mut bindings = Vec::new();
-        let mut bind = |mode: Mode, keys: &[(Key, Action)]| bindings.extend(keys.iter().map(|(k, a)| (mode, *k, *a)));
-        bind(
-            Mode::Main,
-            &[
-                (c('q'), Action::Quit),
-                (ctrl('c'), Action::Quit),
-                (c('?'), Action::Help),
-                // Arrows first: footer hints show the first key of an action.
-                (Key::plain(Up), Action::Up),
-                (c('k'), Action::Up),
-                (Key::plain(Down), Action::Down),
-                (c('j'), Action::Down),
-                (Key::plain(PageUp), Action::PageUp),
-                (ctrl('b'), Action::PageUp),
-                (Key::plain(PageDown), Action::PageDown),
-                (ctrl('f'), Action::PageDown),
-                (c('g'), Action::Top),
-                (Key::plain(Home), Action::Top),
-                (c('G'), Action::Bottom),
-                (Key::plain(End), Action::Bottom),
-                (Key::plain(Enter), Action::Details),
-                (Key::plain(Esc), Action::Back),
-                (c('/'), Action::Filter),
-                (c('s'), Action::Sort),
-                (c('t'), Action::ToggleTerminal),
-                (c('f'), Action::Freeze),
-                (c('v'), Action::ToggleTree),
-                (Key::plain(Left), Action::Collapse),
-                (c('h'), Action::Collapse),
-                (Key::plain(Right), Action::Expand),
-                (c('l'), Action::Expand),
-                (c(' '), Action::ToggleBranch),
-                (Key::plain(Tab), Action::FocusNext),
-                (c('i'), Action::Inbox),
-                (c('r'), Action::Reply),
-                (c('a'), Action::Approve),
-                (c('d'), Action::Deny),
-                (c('o'), Action::OpenLink),
-                (c('y'), Action::CopyLink),
-                (c('x'), Action::Cancel),
-                (c('n'), Action::NewTask),
-                (c('S'), Action::Screenshot),
-            ],
-        );
-        bind(
-            Mode::Help,
-            &[
-                (Key::plain(Tab), Action::NextPage),
-                (Key::plain(Right), Action::NextPage),
-                (Key::plain(BackTab), Action::PreviousPage),
-                (Key::plain(Left), Action::PreviousPage),
-            ],
-        );
-        // Ctrl-C quits from every popup; each lists it so that it can be remapped there too.
-        bind(
-            Mode::Filter,
-            &[
-                (Key::plain(Enter), Action::Details),
-                (Key::plain(Esc), Action::Back),
-                (Key::plain(Backspace), Action::DeleteBack),
-                (with(Backspace, KeyModifiers::ALT), Action::DeleteBack),
-                (with(Backspace, KeyModifiers::CONTROL), Action::DeleteBack),
-                (ctrl('c'), Action::Quit),
-            ],
-        );
-        // The inbox and the link picker are lists: the same moves, ⏎ takes the row.
-        let list = [
-            (Key::plain(Up), Action::Up),
-            (c('k'), Action::Up),
-            (Key::plain(Down), Action::Down),
-            (c('j'), Action::Down),
-            (Key::plain(Enter), Action::Details),
-            (Key::plain(Esc), Action::Back),
-            (c('q'), Action::Back),
-            (ctrl('c'), Action::Quit),
-        ];
-        bind(Mode::Inbox, &list);
-        bind(Mode::Inbox, &[(c('i'), Action::Back)]);
-        bind(
-            Mode::Confirm,
-            &[
-                (c('y'), Action::Yes),
-                (c('Y'), Action::Yes),
-                (c('n'), Action::No),
-                (c('N'), Action::No),
-                (Key::plain(Esc), Action::Back),
-                (ctrl('c'), Action::Quit),
-            ],
-        );
-        let text_box = [
-            (Key::plain(Enter), Action::Send),
-            (with(Enter, KeyModifiers::CONTROL), Action::Send),
-            (with(Enter, KeyModifiers::ALT), Action::Newline),
-            (with(Enter, KeyModifiers::SHIFT), Action::Newline),
-            (Key::plain(Esc), Action::Back),
-            (ctrl('c'), Action::Quit),
-        ];
-        bind(Mode::Answer, &text_box);
-        bind(Mode::NewTask, &text_box);
-        bind(
-            Mode::NewTask,
-            &[
-                (Key::plain(Tab), Action::NextField),
-                (Key::plain(Left), Action::PreviousAgent),
-                (Key::plain(Right), Action::NextAgent),
-            ],
-        );
-        bind(Mode::Pick, &list);
-        let digits: Vec<(Key, Action)> = (1..=9u8)
-            .map(|n| (c(char::from(b'0' + n)), Action::Choose(n)))
+        let bindings = (Mode::ALL.into_iter())
+            .flat_map(|mode| (mode.keys().defaults)().into_iter().map(move |(k, a)| (mode, k, a)))
             .collect();
-        bind(Mode::Pick, &digits);
-        bind(
-            Mode::Replay,
-            &[
-                (c(' '), Action::Pause),
-                (c(']'), Action::NextChange),
-                (c('['), Action::PreviousChange),
-                (ctrl('c'), Action::Quit),
-            ],
-        );
         KeyMap { bindings }
     }
+}
+
+/// The main screen's default keys. Ctrl-C quits from every mode; each popup lists it so that it
+/// can be remapped there too.
+fn main_keys() -> Vec<(Key, Action)> {
+    use KeyCode::*;
+    let c = Key::char;
+    vec![
+        (c('q'), Action::Quit),
+        (Key::ctrl('c'), Action::Quit),
+        (c('?'), Action::Help),
+        // Arrows first: footer hints show the first key of an action.
+        (Key::plain(Up), Action::Up),
+        (c('k'), Action::Up),
+        (Key::plain(Down), Action::Down),
+        (c('j'), Action::Down),
+        (Key::plain(PageUp), Action::PageUp),
+        (Key::ctrl('b'), Action::PageUp),
+        (Key::plain(PageDown), Action::PageDown),
+        (Key::ctrl('f'), Action::PageDown),
+        (c('g'), Action::Top),
+        (Key::plain(Home), Action::Top),
+        (c('G'), Action::Bottom),
+        (Key::plain(End), Action::Bottom),
+        (Key::plain(Enter), Action::Details),
+        (Key::plain(Esc), Action::Back),
+        (c('/'), Action::Filter),
+        (c('s'), Action::Sort),
+        (c('t'), Action::ToggleTerminal),
+        (c('f'), Action::Freeze),
+        (c('v'), Action::ToggleTree),
+        (Key::plain(Left), Action::Collapse),
+        (c('h'), Action::Collapse),
+        (Key::plain(Right), Action::Expand),
+        (c('l'), Action::Expand),
+        (c(' '), Action::ToggleBranch),
+        (Key::plain(Tab), Action::FocusNext),
+        (c('i'), Action::Inbox),
+        (c('r'), Action::Reply),
+        (c('a'), Action::Approve),
+        (c('d'), Action::Deny),
+        (c('o'), Action::OpenLink),
+        (c('y'), Action::CopyLink),
+        (c('x'), Action::Cancel),
+        (c('n'), Action::NewTask),
+        (c('S'), Action::Screenshot),
+    ]
 }
 
 impl KeyMap {

@@ -2,9 +2,8 @@
 //! what the loop (`crate::run`) feeds it (events, keys, the layout of each frame), the keys that become actions (`keys`), and the steering that
 //! turns what the user asks for into `event::Command`s (`steer`). `ui` draws it and only reads.
 
+mod access;
 mod act;
-pub mod answer;
-pub mod dialogs;
 pub mod effects;
 mod input;
 pub mod keys;
@@ -24,7 +23,8 @@ use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
 use crate::theme::Theme;
 use keys::KeyMap;
-use popup::Popup;
+use popup::detail::Detail;
+use popup::{Member, Popup};
 use steer::Steer;
 use tree::TreeView;
 
@@ -44,44 +44,46 @@ impl Pane {
     pub const FOCUSABLE: [Pane; 2] = [Pane::Tasks, Pane::Approvals];
 }
 
+/// The dashboard's state. Its fields are the app's own: the drawing reads them and the loop
+/// sets the clock through the narrow methods of `access`.
 pub struct App {
-    pub store: Store,
-    pub spec: ViewSpec,
-    pub keys: KeyMap,
-    pub theme: Theme,
+    store: Store,
+    spec: ViewSpec,
+    keys: KeyMap,
+    theme: Theme,
     /// The selected task; the selection follows the task, not the row number.
-    pub selected: Option<TaskKey>,
+    selected: Option<TaskKey>,
     /// First visible row of the table.
-    pub offset: usize,
+    offset: usize,
     /// Rows the table shows at once (set from the layout before each draw).
-    pub page: usize,
+    page: usize,
     /// Lines PgUp/PgDn move the detail pane: what it shows at once less one, kept as context.
     /// Set from the layout before each draw like `page`, so the keys move by what the person
     /// sees and drawing stays a pure function of the state.
-    pub detail_page: usize,
+    detail_page: usize,
     /// The screen the last frame was laid out on.
-    pub screen: Rect,
+    screen: Rect,
     /// Where the last frame put each pane: clicks are read against them.
-    pub areas: Areas,
+    areas: Areas,
     /// The popups, bottom to top: the top one gets the keys (`popup`).
-    pub popups: Vec<Popup>,
+    popups: Vec<Popup>,
     /// The pane the moves act on.
-    pub focus: Pane,
-    pub approval: usize,
-    pub frozen: Option<Frozen>,
+    focus: Pane,
+    approval: usize,
+    frozen: Option<Frozen>,
     /// The time the view is drawn at; set by the loop, fixed in tests.
-    pub now: Timestamp,
+    now: Timestamp,
     /// The zone wall-clock times are shown in: the system's, fixed in tests.
-    pub tz: TimeZone,
-    pub quit: bool,
+    tz: TimeZone,
+    quit: bool,
     /// Answers, approvals, cancels, new tasks: what the user asked of the agents.
-    pub steer: Steer,
+    steer: Steer,
     /// The rows of the view, kept in order as tasks change (never re-sorted whole per frame).
     view: OrderedView,
     /// The delegation tree, shown in the table's place when asked for.
-    pub tree: TreeView,
+    tree: TreeView,
     /// Shown on the title line (a replay's clock).
-    pub banner: Option<String>,
+    banner: Option<String>,
 }
 
 /// The table as it was when the user froze it.
@@ -243,8 +245,8 @@ impl App {
         self.detail_page = layout.detail_lines.saturating_sub(1).max(1);
         self.areas = layout.areas;
         self.refresh();
-        if let (Some(max), Some(Popup::Detail { scroll, .. })) = (layout.detail_max_scroll, self.popups.last_mut()) {
-            *scroll = (*scroll).min(max);
+        if let (Some(max), Some(detail)) = (layout.detail_max_scroll, Detail::top_mut(&mut self.popups)) {
+            detail.scroll = detail.scroll.min(max);
         }
     }
 

@@ -7,10 +7,11 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 
 use super::App;
-use super::answer::Question;
-use super::dialogs::{Ask, Confirm};
 use super::effects::Effect;
-use super::popup::Popup;
+use super::popup::Member;
+use super::popup::answer::{AnswerBox, Question};
+use super::popup::confirm::{Ask, Confirm};
+use super::popup::new_task::NewTask;
 use crate::a2a::{SendMessageRequest, StateClass, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Command};
 use crate::store::{Change, Store, TaskEntry, TaskKey};
@@ -222,22 +223,17 @@ impl App {
             }
         }
         let store = &self.store;
-        let answered = self.popups.iter_mut().any(|p| match p {
-            Popup::Answer(b) => b.settle(store),
-            _ => false,
-        });
+        let answered = (self.popups.iter_mut().filter_map(AnswerBox::of_mut)).any(|b| b.settle(store));
         if answered {
-            if let Some(answered) = self.take_answer() {
+            if let Some(answered) = self.take::<AnswerBox>() {
                 // Answered: this question does not pop up again while the agent takes it in.
                 self.steer.dismissed.insert((answered.key, answered.question));
             }
             self.flash("answer sent", false);
         }
         let (store, now) = (&self.store, self.now);
-        for popup in &mut self.popups {
-            if let Popup::Answer(b) = popup {
-                b.track(store, now);
-            }
+        for b in self.popups.iter_mut().filter_map(AnswerBox::of_mut) {
+            b.track(store, now);
         }
         self.settle_new_task();
         self.pop_next_question();
@@ -256,7 +252,7 @@ impl App {
     /// The clock moved (`self.now`): sends that got no outcome in time can be retried.
     pub fn on_tick(&mut self) {
         let (now, timeout) = (self.now, self.steer.prefs.answer_timeout);
-        if let Some(b) = self.answer_mut() {
+        if let Some(b) = self.popup_mut::<AnswerBox>() {
             b.expire(now, timeout);
         }
         let no_reply = format!("No reply from the agent in {}s", timeout.as_secs());
@@ -273,7 +269,7 @@ impl App {
         for ask in late {
             self.show_again(ask, format!("{no_reply} · y retries (same messageId)"));
         }
-        if let Some(form) = self.new_task_mut()
+        if let Some(form) = self.popup_mut::<NewTask>()
             && form.sending.expire(now, timeout)
         {
             form.error = Some(format!("{no_reply} · ⏎ retries (same messageId)"));
@@ -288,7 +284,7 @@ impl App {
         };
         match self.store.action(id).cloned() {
             Some(ActionOutcome::Done { .. }) => {
-                self.close(|p| matches!(p, Popup::Confirm(c) if c.ask == confirmed.ask));
+                self.close_if(|c: &Confirm| c.ask == confirmed.ask);
                 self.flash(format!("{}: done", confirm_what(&confirmed.ask, &self.store)), false);
             }
             // Already said it got no reply: the retry, if any, reports for itself.
@@ -305,38 +301,13 @@ impl App {
     /// Shows a confirmation again with an error, unless another box has the keyboard (then
     /// the footer says it).
     pub(super) fn show_again(&mut self, ask: Ask, error: String) {
-        let free = !self.modal() || self.confirm().is_some_and(|c| c.ask == ask);
+        let free = !self.modal() || self.popup::<Confirm>().is_some_and(|c| c.ask == ask);
         if free {
             let mut again = Confirm::new(ask);
             again.note = Some((error, true));
             self.show_confirm(again);
         } else {
             self.flash(format!("{}: {error}", confirm_what(&ask, &self.store)), true);
-        }
-    }
-
-    fn settle_new_task(&mut self) {
-        let store = &self.store;
-        let Some(form) = self.popups.iter_mut().find_map(|p| match p {
-            Popup::NewTask(form) => Some(form),
-            _ => None,
-        }) else {
-            return;
-        };
-        match form.sending.settle(store) {
-            Settled::Done(task) => {
-                let key = task.map(|id| TaskKey {
-                    agent: form.agent,
-                    id: id.as_str().into(),
-                });
-                self.close(|p| matches!(p, Popup::NewTask(_)));
-                if let Some(key) = key {
-                    self.selected = Some(key);
-                }
-                self.flash("task started", false);
-            }
-            Settled::Failed(message) => form.error = Some(format!("{} · ⏎ retries", one_line(&message))),
-            Settled::Pending => {}
         }
     }
 }

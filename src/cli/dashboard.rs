@@ -10,7 +10,7 @@ use super::Error;
 use super::headless::{self, Until};
 use crate::app::App;
 use crate::app::keys::KeyMap;
-use crate::app::steer::{Prefs, Steer};
+use crate::app::steer::Prefs;
 use crate::config::Config;
 use crate::record::Recorder;
 use crate::store::{Limits, Store, TaskKey};
@@ -174,7 +174,7 @@ pub async fn watch(
             }
         };
         let mut app = App::new(store, keys, theme);
-        app.steer = Steer::new(prefs(config));
+        app.set_prefs(prefs(config));
         // The forwarder ends when the dashboard drops its sender.
         let (result, ()) = tokio::join!(crate::run::live::dashboard(app, rx, commands, recorder), forward);
         result.map_err(Error::from)

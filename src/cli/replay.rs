@@ -12,7 +12,7 @@ use super::dashboard::{self, ScreenArgs};
 use super::{Error, out};
 use crate::app::App;
 use crate::app::keys::KeyMap;
-use crate::app::steer::{Prefs, Steer};
+use crate::app::steer::Prefs;
 use crate::config::Config;
 use crate::ndjson::JsonLines;
 use crate::record::Recording;
@@ -117,7 +117,7 @@ pub async fn run(args: ReplayArgs, config: Option<&std::path::Path>) -> Result<(
         dashboard::theme(&screen, &config)?,
     );
     // Nothing pops up by itself, rings or notifies: a replay only shows.
-    app.steer = Steer::new(Prefs {
+    app.set_prefs(Prefs {
         auto_popup: false,
         bell: false,
         desktop: false,

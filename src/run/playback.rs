@@ -125,7 +125,7 @@ impl Playback {
                 break;
             }
         }
-        app.now = now;
+        app.set_now(now);
         Ok(())
     }
 
@@ -138,7 +138,7 @@ impl Playback {
             }
             Action::Pause if self.playing => self.playing = false,
             Action::Pause => self.play(),
-            Action::Quit => app.quit = true,
+            Action::Quit => app.handle(Action::Quit),
             Action::NextChange => {
                 if let Some(next) = self.upcoming()?.map(|e| e.ms) {
                     self.seek(app, next)?;
@@ -204,7 +204,7 @@ impl Clock for Playback {
             app.top(),
             Some(Popup::Filter { .. } | Popup::Answer(_) | Popup::NewTask(_))
         );
-        let Some(action) = app.keys.action(Mode::Replay, key).filter(|_| !typing) else {
+        let Some(action) = app.keys().action(Mode::Replay, key).filter(|_| !typing) else {
             return Ok(false);
         };
         self.act(app, action)?;

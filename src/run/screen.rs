@@ -90,11 +90,11 @@ impl Sink for Screen {
     type Input = TermEvent;
 
     fn done(&self) -> bool {
-        self.app.quit
+        self.app.quitting()
     }
 
     fn target(&mut self) -> (&mut Store, Option<&mut Vec<u8>>) {
-        (&mut self.app.store, None)
+        (self.app.store_mut(), None)
     }
 
     fn applied(&mut self, change: Change) {
@@ -108,29 +108,30 @@ impl Sink for Screen {
     }
 
     fn recording_failed(&mut self, path: &Path, error: io::Error) -> Result<(), Error> {
-        self.app.flash(format!("recording stopped: {}: {error}", path.display()), true);
+        self.app
+            .flash(format!("recording stopped: {}: {error}", path.display()), true);
         Ok(())
     }
 
     fn events_ended(&mut self) {}
 
     async fn settle(&mut self, clock: &mut impl Clock) -> Result<(), Error> {
-        for command in std::mem::take(&mut self.app.steer.outbox) {
+        for command in self.app.take_outbox() {
             clock.send(command).await;
         }
         perform_effects(&mut self.app);
         if let Some(note) = clock.take_note() {
-            self.app.now = clock.now();
+            self.app.set_now(clock.now());
             self.app.flash(note, false);
             self.pacer.changed();
         }
         let banner = clock.banner();
-        if banner != self.app.banner {
-            self.app.banner = banner;
+        if banner.as_deref() != self.app.banner() {
+            self.app.set_banner(banner);
             self.pacer.changed();
         }
         if self.pacer.due() {
-            self.app.now = clock.now();
+            self.app.set_now(clock.now());
             render(&mut self.terminal, &mut self.app).map_err(terminal_error)?;
             self.pacer.drawn();
         }
@@ -153,7 +154,7 @@ impl Sink for Screen {
     fn on_input(&mut self, ev: TermEvent, clock: &mut impl Clock) -> Result<(), Error> {
         let app = &mut self.app;
         // Keys are judged at the time they arrive (a box that just opened ignores Enter).
-        app.now = clock.now();
+        app.set_now(clock.now());
         if let TermEvent::Key(key) = &ev
             && key.kind != KeyEventKind::Release
         {
@@ -163,7 +164,7 @@ impl Sink for Screen {
                 return Ok(());
             }
             if let Some(why) = clock.silent()
-                && app.keys.action(mode, key).is_some_and(|a| a.sends(mode))
+                && app.keys().action(mode, key).is_some_and(|a| a.sends(mode))
             {
                 app.flash(why, true);
                 self.pacer.changed();
@@ -179,11 +180,11 @@ impl Sink for Screen {
     /// Ages on screen move with the clock: redrawn when it moved and something shows them.
     fn on_tick(&mut self, clock: &impl Clock) {
         let now = clock.now();
-        let moved = now != self.app.now;
-        self.app.now = now;
+        let moved = now != self.app.now();
+        self.app.set_now(now);
         self.app.on_tick();
         let app = &self.app;
-        if moved && (!app.store.is_empty() || app.steer.flash.is_some() || app.modal()) {
+        if moved && (!app.store().is_empty() || app.steer().flash.is_some() || app.modal()) {
             self.pacer.changed();
         }
     }
@@ -193,7 +194,7 @@ impl Sink for Screen {
 /// screenshot, which needs the drawing.
 fn perform_effects(app: &mut App) {
     let mut out = io::stdout();
-    for effect in std::mem::take(&mut app.steer.effects) {
+    for effect in app.take_effects() {
         let Effect::Screenshot = effect else {
             if let Err(message) = effects::perform(&effect, &mut out) {
                 app.flash(message, true);
@@ -256,7 +257,7 @@ pub fn apply_burst(app: &mut App, burst: impl IntoIterator<Item = Event>) -> boo
 
 /// `apply_burst` at a given time: a replay's is the recording's clock.
 pub fn apply_burst_at(app: &mut App, burst: impl IntoIterator<Item = Event>, now: Timestamp) -> bool {
-    let changes = burst.into_iter().map(|ev| app.store.apply(ev)).collect();
+    let changes = burst.into_iter().map(|ev| app.store_mut().apply(ev)).collect();
     show_changes(app, changes, now)
 }
 
@@ -266,14 +267,14 @@ fn show_changes(app: &mut App, mut changes: Vec<Change>, now: Timestamp) -> bool
     if changes.is_empty() {
         return false;
     }
-    app.now = now;
+    app.set_now(now);
     app.on_changes(&changes);
     true
 }
 
 /// Draws one frame of the real view at the terminal's size, now.
 pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> Result<(), B::Error> {
-    app.now = Timestamp::now();
+    app.set_now(Timestamp::now());
     render(terminal, app)
 }
 

@@ -22,15 +22,15 @@ pub fn render(app: &mut App, width: u16, height: u16) -> Buffer {
 pub fn document(buffer: &Buffer, app: &App, path: &Path) -> String {
     let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match ext.as_deref() {
-        Some("html" | "htm") => svg::html(buffer, &app.theme),
-        _ => svg::svg(buffer, &app.theme),
+        Some("html" | "htm") => svg::html(buffer, app.theme()),
+        _ => svg::svg(buffer, app.theme()),
     }
 }
 
 /// Writes the screen, at the size it was last drawn, to a new file at `path` (0600; never over a
 /// file or through a link already there).
 pub fn save(app: &mut App, path: &Path) -> io::Result<()> {
-    let buffer = render(app, app.screen.width.max(1), app.screen.height.max(1));
+    let buffer = render(app, app.screen().width.max(1), app.screen().height.max(1));
     write_new(path, &document(&buffer, app, path))
 }
 
@@ -41,7 +41,7 @@ pub fn write_new(path: &Path, document: &str) -> io::Result<()> {
 
 /// The screenshot key: a new file in the current directory, named for the app's time.
 pub fn save_here(app: &mut App) -> io::Result<PathBuf> {
-    let stamp = app.now.to_zoned_datetime(app.tz.clone()).strftime("%Y%m%d-%H%M%S");
+    let stamp = app.now().to_zoned_datetime(app.tz().clone()).strftime("%Y%m%d-%H%M%S");
     let mut n = 1;
     loop {
         let path = match n {

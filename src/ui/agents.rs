@@ -18,7 +18,7 @@ use crate::theme::health_glyph;
 const HEALTH_LINES: usize = 3;
 
 fn agent_protocol(app: &App, i: usize) -> String {
-    match &app.store.agents[i].info {
+    match &app.store().agents[i].info {
         Some(info) => format!("{} {}", info.version.label(), info.binding.label()),
         None => "-".into(),
     }
@@ -36,7 +36,7 @@ fn trouble(name: &str, health: &Health) -> Option<String> {
 
 /// Columns for agent names: the longest name's, at least 5 and at most `max`.
 pub(super) fn name_width(app: &App, max: usize) -> usize {
-    app.store
+    app.store()
         .agents
         .iter()
         .map(|a| width(&line(&a.name, max)))
@@ -47,10 +47,10 @@ pub(super) fn name_width(app: &App, max: usize) -> usize {
 
 /// One row per agent (its trouble wrapped under it), for a panel `width` columns wide inside.
 pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let name_w = name_width(app, 24);
     let mut out = Vec::new();
-    for (i, a) in app.store.agents.iter().enumerate() {
+    for (i, a) in app.store().agents.iter().enumerate() {
         let health = &a.health;
         let name = line(&a.name, name_w);
         let mut spans = vec![
@@ -82,7 +82,7 @@ pub(super) fn agent_lines(app: &App, room: usize) -> Vec<Line<'static>> {
                     };
                     spans.push(Span::styled(format!("{}; ", line(&signature.label(), 120)), style));
                 }
-                spans.extend(counts_spans(&app.store.counts(i), app, Labels::Medium));
+                spans.extend(counts_spans(&app.store().counts(i), app, Labels::Medium));
                 if a.listing_cut {
                     spans.push(Span::styled("listing cut at the page limit; ", t.dim()));
                 }
@@ -130,16 +130,16 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
         return;
     }
     let lines = agent_lines(app, usize::from(area.width.saturating_sub(2)));
-    let title = Line::from(Span::styled(" Agents ", Style::new().fg(app.theme.title)));
+    let title = Line::from(Span::styled(" Agents ", Style::new().fg(app.theme().title)));
     frame.render_widget(Paragraph::new(lines).block(border(title, app, false)), area);
 }
 
 /// Narrow screens: one line of badges, then, for an agent that cannot be watched at all, why
 /// (the env var to set, the address that refused), since there is no agents panel to say it.
 pub(super) fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut spans = Vec::new();
-    for a in &app.store.agents {
+    for a in &app.store().agents {
         spans.push(Span::styled(
             format!(" {} ", health_glyph(&a.health)),
             t.health(&a.health),
@@ -151,7 +151,7 @@ pub(super) fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
         spans.push(Span::raw(" "));
     }
     let mut out = wrap(&Line::from(spans), width, 0, 1);
-    for a in &app.store.agents {
+    for a in &app.store().agents {
         if out.len() >= 5 {
             break;
         }

@@ -30,11 +30,11 @@ pub(super) fn approval_blocks(
     first: usize,
     budget: usize,
 ) -> Vec<Vec<Line<'static>>> {
-    let t = &app.theme;
-    let pending = app.store.approval_count();
-    let focused = app.focus == Pane::Approvals;
+    let t = app.theme();
+    let pending = app.store().approval_count();
+    let focused = app.focus() == Pane::Approvals;
     let link_style = Style::new().fg(t.link).add_modifier(Modifier::UNDERLINED);
-    let k = |a: Action| app.keys.hint(a);
+    let k = |a: Action| app.keys().hint(a);
     let link_lines = |p: &TaskEntry, indent: &str| {
         // interactions/v1: answered in-band, so the held call and the keys, not a link.
         if let Some(i) = p.status.message.as_ref().and_then(Interaction::of) {
@@ -76,10 +76,13 @@ pub(super) fn approval_blocks(
     };
     let header = |p: &TaskEntry, lead: Vec<Span<'static>>| {
         let mut spans = lead;
-        spans.push(Span::raw(format!("{}  ", line(app.store.agent_name(p.key.agent), 16))));
-        spans.push(Span::styled(format!("{}  ", task_id(&app.store, &p.key.id)), t.dim()));
+        spans.push(Span::raw(format!(
+            "{}  ",
+            line(app.store().agent_name(p.key.agent), 16)
+        )));
+        spans.push(Span::styled(format!("{}  ", task_id(app.store(), &p.key.id)), t.dim()));
         spans.push(Span::styled(
-            format!("{}  ", waited(app.now, p.state_since)),
+            format!("{}  ", waited(app.now(), p.state_since)),
             Style::new().fg(t.interrupted),
         ));
         let used = spans_width(&spans);
@@ -93,9 +96,9 @@ pub(super) fn approval_blocks(
         let following = (!focused)
             .then(|| app.selected_task())
             .flatten()
-            .and_then(|t| Some((app.store.approval_index(&t.key)?, t)));
+            .and_then(|t| Some((app.store().approval_index(&t.key)?, t)));
         let from_pane = || {
-            let i = app.approval.min(pending.saturating_sub(1));
+            let i = app.approval().min(pending.saturating_sub(1));
             Some((i, app.approval_at(i)?))
         };
         let Some((i, p)) = following.or_else(from_pane) else {
@@ -121,14 +124,19 @@ pub(super) fn approval_blocks(
     // Only the approvals that fit are built: cost follows the pane, not the number waiting.
     let mut blocks = Vec::new();
     let mut used = 0;
-    for (i, p) in app.store.approvals_from(first).enumerate().map(|(n, p)| (first + n, p)) {
+    for (i, p) in app
+        .store()
+        .approvals_from(first)
+        .enumerate()
+        .map(|(n, p)| (first + n, p))
+    {
         if used >= budget {
             break;
         }
-        let marker = if focused && i == app.approval { "▶" } else { " " };
+        let marker = if focused && i == app.approval() { "▶" } else { " " };
         let mut block = vec![header(p, vec![Span::styled(marker, Style::new().fg(t.title))])];
         block.extend(link_lines(p, "    "));
-        if i == app.approval && p.status.message.as_ref().and_then(Interaction::of).is_none() {
+        if i == app.approval() && p.status.message.as_ref().and_then(Interaction::of).is_none() {
             let keys = format!("    {} open · {} copy", k(Action::OpenLink), k(Action::CopyLink));
             block.push(Line::styled(keys, t.dim()));
         }
@@ -142,15 +150,15 @@ pub(super) fn approval_blocks(
 /// would not fit otherwise.
 fn visible_approvals(app: &App, width: usize, compact: bool, room: usize) -> Vec<Vec<Line<'static>>> {
     let from_top = approval_blocks(app, width, compact, 0, room);
-    let lines_through_selected: usize = from_top.iter().take(app.approval + 1).map(Vec::len).sum();
-    if compact || (app.approval < from_top.len() && lines_through_selected <= room) {
+    let lines_through_selected: usize = from_top.iter().take(app.approval() + 1).map(Vec::len).sum();
+    if compact || (app.approval() < from_top.len() && lines_through_selected <= room) {
         return from_top;
     }
-    approval_blocks(app, width, compact, app.approval, room)
+    approval_blocks(app, width, compact, app.approval(), room)
 }
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
-    let t = &app.theme;
+    let t = app.theme();
     let (inner, room) = if compact {
         (area.width, area.height)
     } else {
@@ -165,9 +173,9 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
         return;
     }
     let title = Line::from(Span::styled(
-        format!(" Waiting for approval ({}) ", app.store.approval_count()),
+        format!(" Waiting for approval ({}) ", app.store().approval_count()),
         Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
     ));
-    let focused = app.focus == Pane::Approvals;
+    let focused = app.focus() == Pane::Approvals;
     frame.render_widget(Paragraph::new(lines).block(border(title, app, focused)), area);
 }

@@ -4,50 +4,35 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::format::{line, width};
 use super::view::spans_width;
 use crate::app::App;
-use crate::app::keys::{Action, Mode};
-use crate::app::popup::Popup;
+use crate::app::keys::Action;
+use crate::app::popup::detail::Detail;
+use crate::app::popup::filter::Filter;
 
 /// How long a one-line message stays in the footer.
 const FLASH_SECONDS: i64 = 6;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
+    let t = app.theme();
     let room = usize::from(area.width);
-    if let Some(Popup::Filter { input }) = app.top() {
-        let keys = super::dialogs::hints(
-            &app.keys,
-            Mode::Filter,
-            &[(Action::Details, "keep"), (Action::Back, "clear")],
-        );
-        let help = format!("   {keys} · state: agent: context: !term");
-        let typed = line(input, room.saturating_sub(4));
-        let mut spans = vec![
-            Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),
-            Span::raw(typed),
-            Span::styled("▏", Style::new().fg(t.title)),
-        ];
-        if spans_width(&spans) + width(&help) <= room {
-            spans.push(Span::styled(help, t.dim()));
-        }
-        frame.render_widget(Paragraph::new(Line::from(spans)), area);
-        return;
+    if let Some(filter) = app.top_popup::<Filter>() {
+        return super::popups::filter::draw_footer(frame, area, app, filter);
     }
-    let waiting = app.store.total_counts().interrupted;
-    let live = if app.frozen.is_some() { "frozen" } else { "live" };
+    let waiting = app.store().total_counts().interrupted;
+    let live = if app.frozen().is_some() { "frozen" } else { "live" };
     let right = vec![
         Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
         Span::styled(format!(" · {live} "), t.dim()),
     ];
     // What the user just did, and what became of it, for a few seconds.
-    if let Some(flash) = &app.steer.flash
-        && app.now.duration_since(flash.at).as_secs() < FLASH_SECONDS
+    if let Some(flash) = &app.steer().flash
+        && app.now().duration_since(flash.at).as_secs() < FLASH_SECONDS
     {
         let style = if flash.error {
             Style::new().fg(t.failure)
@@ -62,7 +47,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
         return;
     }
-    let hints = if matches!(app.top(), Some(Popup::Detail { .. })) {
+    let hints = if app.top_popup::<Detail>().is_some() {
         detail_hints(app)
     } else {
         main_hints(app, waiting)
@@ -83,7 +68,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
 
 /// The main screen's keys, most useful first.
 fn main_hints(app: &App, waiting: usize) -> Vec<String> {
-    let k = |a: Action| app.keys.hint(a);
+    let k = |a: Action| app.keys().hint(a);
     let mut hints = vec![
         format!("{}{} move", k(Action::Up), k(Action::Down)),
         format!("{} details", k(Action::Details)),
@@ -91,7 +76,7 @@ fn main_hints(app: &App, waiting: usize) -> Vec<String> {
     if waiting > 0 {
         hints.push(format!("{} inbox", k(Action::Inbox)));
     }
-    if app.store.approval_count() > 0 {
+    if app.store().approval_count() > 0 {
         hints.push(format!("{} approvals", k(Action::FocusNext)));
     }
     hints.extend([
@@ -107,7 +92,7 @@ fn main_hints(app: &App, waiting: usize) -> Vec<String> {
 
 /// The detail pane's keys (the main map's moves scroll it; any other key closes it).
 fn detail_hints(app: &App) -> Vec<String> {
-    let k = |a: Action| app.keys.hint(a);
+    let k = |a: Action| app.keys().hint(a);
     vec![
         format!("{}{} scroll", k(Action::Up), k(Action::Down)),
         format!("{} {} page", k(Action::PageUp), k(Action::PageDown)),

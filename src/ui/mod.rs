@@ -3,13 +3,10 @@
 //! cell.
 
 mod agents;
-mod answer;
 mod approvals;
-pub mod detail;
-mod dialogs;
 mod footer;
 pub mod format;
-mod help;
+mod popups;
 pub mod svg;
 mod table;
 mod title;

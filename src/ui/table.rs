@@ -19,9 +19,9 @@ use crate::text::head;
 use crate::theme::state_glyph;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
+    let t = app.theme();
     let wide = area.width >= 110;
-    let block = border(pane_title(app, " Tasks ", true), app, app.focus == Pane::Tasks);
+    let block = border(pane_title(app, " Tasks ", true), app, app.focus() == Pane::Tasks);
     if app.row_count() == 0 {
         draw_empty(frame, area, app, block);
         return;
@@ -31,12 +31,12 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let page = usize::from(area.height.saturating_sub(3));
     // Only the rows on screen are built; their ids decide how wide the id column is.
     let shown: Vec<(usize, &TaskEntry, String)> = app
-        .rows_from(app.offset)
+        .rows_from(app.offset())
         .take(page)
         .enumerate()
         .filter_map(|(i, key)| {
-            let task = app.store.task(key)?;
-            Some((i + app.offset, task, task_id(&app.store, &key.id)))
+            let task = app.store().task(key)?;
+            Some((i + app.offset(), task, task_id(app.store(), &key.id)))
         })
         .collect();
     let id_w = shown.iter().map(|(_, _, id)| width(id)).fold(SHORT_ID, usize::max);
@@ -89,9 +89,9 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
 /// The title of the pane in the tasks' place (the table, the tree): frozen first, as what must
 /// not be missed, then what narrows it.
 pub(super) fn pane_title(app: &App, name: &'static str, sorted: bool) -> Line<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut title = vec![Span::styled(name, Style::new().fg(t.title))];
-    if app.frozen.is_some() {
+    if app.frozen().is_some() {
         let new = app.new_since_freeze();
         title.push(Span::styled(
             format!("── FROZEN +{new} new "),
@@ -101,13 +101,13 @@ pub(super) fn pane_title(app: &App, name: &'static str, sorted: bool) -> Line<'s
     if sorted {
         title.push(Span::styled(format!("── sort: {} ", app.sort_label()), t.dim()));
     }
-    if !app.spec.filter.is_empty() {
+    if !app.spec().filter.is_empty() {
         title.push(Span::styled(
-            format!("── filter: {} ", line(app.spec.filter.text(), 30)),
+            format!("── filter: {} ", line(app.spec().filter.text(), 30)),
             t.dim(),
         ));
     }
-    if app.spec.hide_terminal {
+    if app.spec().hide_terminal {
         title.push(Span::styled("── finished hidden ", t.dim()));
     }
     Line::from(title)
@@ -115,19 +115,19 @@ pub(super) fn pane_title(app: &App, name: &'static str, sorted: bool) -> Line<'s
 
 /// Says why there are no rows, inside the pane's frame.
 pub(super) fn draw_empty(frame: &mut Frame, area: Rect, app: &App, block: Block) {
-    let msg = if app.store.agents.is_empty() {
+    let msg = if app.store().agents.is_empty() {
         "No agents. Pass --agent URL, or add [[agent]] entries to the config file.".to_string()
-    } else if app.store.is_empty() {
+    } else if app.store().is_empty() {
         format!(
             "No tasks yet. Watching {}; tasks appear as they report them.",
-            plural(app.store.agents.len(), "agent")
+            plural(app.store().agents.len(), "agent")
         )
-    } else if app.spec.filter.is_empty() {
+    } else if app.spec().filter.is_empty() {
         "Every task is finished; t shows them again.".to_string()
     } else {
         "No task matches the filter. Esc clears it.".to_string()
     };
-    let p = Paragraph::new(Line::styled(msg, app.theme.dim()).centered())
+    let p = Paragraph::new(Line::styled(msg, app.theme().dim()).centered())
         .block(block)
         .wrap(Wrap { trim: true });
     frame.render_widget(p, area);
@@ -135,7 +135,7 @@ pub(super) fn draw_empty(frame: &mut Frame, area: Rect, app: &App, block: Block)
 
 /// A task's state in its colour (reversed, for unknown): only the words, not the padding after.
 pub(super) fn state_words(app: &App, task: &TaskEntry) -> Span<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     if task.not_found {
         Span::styled("? not found", Style::new().fg(t.failure))
     } else {
@@ -164,13 +164,13 @@ pub(super) fn status_head(task: &TaskEntry) -> Cow<'_, str> {
 /// What a task says, in one line of `width` columns: quiet for how long, its warning, its status
 /// message; in the warning colour when there is one.
 pub(super) fn status_words(app: &App, task: &TaskEntry, width: usize) -> Span<'static> {
-    let t = &app.theme;
+    let t = app.theme();
     // A stream silent for a while says for how long (issue 9), before anything else; not a task
     // waiting on a person, quiet by nature, whose FOR column already says how long it waited.
     let quiet = task
         .quiet_since
         .filter(|_| !task.state().is_interrupted())
-        .map(|since| format!("quiet {} · ", waited(app.now, since)))
+        .map(|since| format!("quiet {} · ", waited(app.now(), since)))
         .unwrap_or_default();
     match &task.error {
         Some(err) => Span::styled(
@@ -195,16 +195,16 @@ fn task_cells(
     agent_w: usize,
     status_w: usize,
 ) -> Vec<Cell<'static>> {
-    let t = &app.theme;
-    let agent = app.store.agent_name(task.key.agent);
+    let t = app.theme();
+    let agent = app.store().agent_name(task.key.agent);
     let mut cells = vec![Cell::from(line(agent, agent_w)), Cell::from(id)];
     if wide {
         cells.push(Cell::from(short_id(&task.context)).style(t.dim()));
     }
     cells.push(Cell::from(Line::from(state_words(app, task))));
-    cells.push(Cell::from(waited(app.now, task.state_since)));
+    cells.push(Cell::from(waited(app.now(), task.state_since)));
     if wide {
-        cells.push(Cell::from(ago(app.now, task.updated)).style(t.dim()));
+        cells.push(Cell::from(ago(app.now(), task.updated)).style(t.dim()));
     }
     cells.push(Cell::from(Line::from(status_words(app, task, status_w))));
     if wide {

@@ -17,7 +17,14 @@ use crate::a2a::{Binding, ProtocolVersion};
 use crate::app::keys::KeyMap;
 use crate::app::keys::Mode;
 use crate::app::on_terminal_event;
-use crate::app::popup::Popup;
+use crate::app::popup::answer::AnswerBox;
+use crate::app::popup::confirm::Confirm;
+use crate::app::popup::detail::Detail;
+use crate::app::popup::filter::Filter;
+use crate::app::popup::help::Help;
+use crate::app::popup::inbox::Inbox;
+use crate::app::popup::new_task::NewTask;
+use crate::app::steer::Prefs;
 use crate::app::{App, Pane};
 use crate::event::{AgentInfo, Event, Health};
 use crate::store::{Store, TaskKey};
@@ -257,8 +264,8 @@ pub(super) fn completed_task(s: &mut Store) {
 
 pub(super) fn app(store: Store) -> App {
     let mut app = App::new(store, KeyMap::default(), Theme::default());
-    app.now = ts(NOW);
-    app.tz = TimeZone::UTC;
+    app.set_now(ts(NOW));
+    app.set_tz(TimeZone::UTC);
     app
 }
 
@@ -347,7 +354,7 @@ pub(super) fn type_text(app: &mut App, text: &str) {
 /// snapshot shows that pane focused, not the main screen again.
 pub(super) fn focus_approvals(app: &mut App) {
     press(app, KeyCode::Tab);
-    assert_eq!(app.focus, Pane::Approvals);
+    assert_eq!(app.focus(), Pane::Approvals);
 }
 
 pub(super) fn key(agent: usize, id: &str) -> TaskKey {
@@ -356,10 +363,14 @@ pub(super) fn key(agent: usize, id: &str) -> TaskKey {
 
 /// Opens the detail pane of a task with Enter, as a person does.
 pub(super) fn open_detail(app: &mut App, task: TaskKey) {
-    app.popups.clear();
-    app.selected = Some(task.clone());
+    while app.pop().is_some() {}
+    app.select(task.clone());
     press(app, KeyCode::Enter);
-    assert!(matches!(&app.popups[..], [Popup::Detail { key, scroll: 0 }] if *key == task));
+    assert_eq!(app.popups().len(), 1);
+    assert!(
+        app.top_popup::<Detail>()
+            .is_some_and(|d| d.key == task && d.scroll == 0)
+    );
 }
 
 /// An interactions/v1 approval waiting on the assistant.

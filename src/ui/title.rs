@@ -14,20 +14,20 @@ use crate::app::keys::Action;
 
 /// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
+    let t = app.theme();
     let room = usize::from(area.width);
     // A replay's clock takes the place of the two keys (the footer has them too).
-    let right = match &app.banner {
+    let right = match &app.banner() {
         Some(banner) => format!("{banner} "),
         None => format!(
             "{} help  {} quit ",
-            app.keys.hint(Action::Help),
-            app.keys.hint(Action::Quit)
+            app.keys().hint(Action::Help),
+            app.keys().hint(Action::Quit)
         ),
     };
-    let totals = app.store.total_counts();
-    let agents = plural(app.store.agents.len(), "agent");
-    let tasks = plural(app.store.len(), "task");
+    let totals = app.store().total_counts();
+    let agents = plural(app.store().agents.len(), "agent");
+    let tasks = plural(app.store().len(), "task");
     let variants = [
         (format!(" {agents}  {tasks}   "), Labels::Long),
         (format!(" {agents}  {tasks}   "), Labels::Medium),

@@ -21,9 +21,9 @@ const STATE_W: usize = STATE_NAME + 2;
 const FOR_W: usize = 5;
 
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let t = &app.theme;
-    let block = border(pane_title(app, " Tree ", false), app, app.focus == Pane::Tasks);
-    let view = &app.tree;
+    let t = app.theme();
+    let block = border(pane_title(app, " Tree ", false), app, app.focus() == Pane::Tasks);
+    let view = app.tree();
     if view.row_count() == 0 {
         draw_empty(frame, area, app, block);
         return;
@@ -91,9 +91,9 @@ impl Columns {
 /// the column allows are indented no further: the `id_w` columns of the task id must stay
 /// readable.
 fn lead(app: &App, row: &Row, columns: &Columns, id_w: usize) -> String {
-    let marker = if app.tree.tree().children(&row.node).is_empty() {
+    let marker = if app.tree().tree().children(&row.node).is_empty() {
         "  "
-    } else if app.tree.is_collapsed(&row.node) {
+    } else if app.tree().is_collapsed(&row.node) {
         "▸ "
     } else {
         "▾ "
@@ -104,7 +104,7 @@ fn lead(app: &App, row: &Row, columns: &Columns, id_w: usize) -> String {
 
 /// `text` then, for a branch, its counts at the right edge, in `room` columns.
 fn with_counts(app: &App, node: &Node, text: Vec<Span<'static>>, room: usize) -> Vec<Span<'static>> {
-    let tree = app.tree.tree();
+    let tree = app.tree().tree();
     if tree.children(node).is_empty() {
         return text;
     }
@@ -135,9 +135,9 @@ fn with_counts(app: &App, node: &Node, text: Vec<Span<'static>>, room: usize) ->
 
 /// `agent` None: a planner's context, across the agents it delegated to through taps.
 fn context_row(app: &App, row: &Row, agent: Option<AgentId>, id: &str, columns: &Columns) -> Vec<Span<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let lead = lead(app, row, columns, 8);
-    let name = agent.map_or("planner", |agent| app.store.agent_name(agent));
+    let name = agent.map_or("planner", |agent| app.store().agent_name(agent));
     let label = context_label(app, &row.node, id);
     let text = vec![
         Span::styled(lead.clone(), Style::new().fg(t.title)),
@@ -149,7 +149,7 @@ fn context_row(app: &App, row: &Row, agent: Option<AgentId>, id: &str, columns: 
 
 /// The first user message of the context's first task, as one clean line; else its id.
 fn context_label(app: &App, node: &Node, id: &str) -> String {
-    let first = app.tree.tree().first_task(node).and_then(|k| app.store.task(k));
+    let first = app.tree().tree().first_task(node).and_then(|k| app.store().task(k));
     let asked = first.and_then(|t| {
         (t.history.iter())
             .find(|m| m.role == Role::User)
@@ -168,8 +168,8 @@ fn context_label(app: &App, node: &Node, id: &str) -> String {
 }
 
 fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<'static>> {
-    let t = &app.theme;
-    let Some(task) = app.store.task(key) else {
+    let t = app.theme();
+    let Some(task) = app.store().task(key) else {
         return Vec::new();
     };
     // What waits on a person stands out, bold like its state.
@@ -181,11 +181,11 @@ fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<
     // The agent is its context's (references are followed on the same agent only), but for the
     // planner's branches, which span the agents it delegated to: those name it.
     let agent = if task.tapped {
-        format!("{} ", line(app.store.agent_name(key.agent), 14))
+        format!("{} ", line(app.store().agent_name(key.agent), 14))
     } else {
         String::new()
     };
-    let id = task_id(&app.store, &key.id);
+    let id = task_id(app.store(), &key.id);
     let name = format!("{}{agent}{id}", lead(app, row, columns, width(&id)));
     let mut spans = Vec::new();
     columns.push_cells(
@@ -193,7 +193,7 @@ fn task_row(app: &App, row: &Row, key: &TaskKey, columns: &Columns) -> Vec<Span<
         [
             Span::styled(name, Style::new().fg(t.text).add_modifier(waiting)),
             state_words(app, task),
-            Span::raw(waited(app.now, task.state_since)),
+            Span::raw(waited(app.now(), task.state_since)),
         ],
     );
     let mut status = status_words(app, task, columns.rest);

@@ -3,7 +3,7 @@
 //! agent goes through `text::sanitize` / `one_line` (via `format::line`) before it reaches a cell.
 //!
 //! This file is the layout (`Areas`, handed to the app as a `ScreenLayout` before each frame) and the order the panes are drawn in; each pane draws in its
-//! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`, `help`, `detail`), and the pieces
+//! own file (`title`, `agents`, `table` or `tree`, `approvals`, `footer`; each popup in `popups`), and the pieces
 //! more than one pane uses (borders, counts) are at the end of this one.
 
 use ratatui::Frame;
@@ -12,8 +12,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
-use super::{agents, approvals, detail, dialogs, footer, help, table, title, tree};
-use crate::app::popup::Popup;
+use super::popups::detail;
+use super::{agents, approvals, footer, popups, table, title, tree};
+use crate::app::popup::detail::Detail;
 use crate::app::{App, Areas, Pane, ScreenLayout};
 use crate::store::Counts;
 
@@ -22,14 +23,14 @@ pub(super) fn to_u16(n: usize) -> u16 {
 }
 
 pub fn areas(area: Rect, app: &App) -> Areas {
-    let agents = to_u16(app.store.agents.len());
+    let agents = to_u16(app.store().agents.len());
     let compact = area.width < 100 || area.height < agents.saturating_add(20);
     let agents_h = if compact {
         to_u16(agents::agent_badges(app, usize::from(area.width)).len())
     } else {
         to_u16(agents::agent_lines(app, usize::from(area.width.saturating_sub(2))).len()).saturating_add(2)
     };
-    let approvals_h = if app.store.approval_count() == 0 {
+    let approvals_h = if app.store().approval_count() == 0 {
         0
     } else {
         let (inner, border) = if compact {
@@ -69,10 +70,7 @@ pub fn layout(screen: Rect, app: &App) -> ScreenLayout {
     ScreenLayout {
         screen,
         detail_lines: detail::visible_lines(body),
-        detail_max_scroll: match app.top() {
-            Some(Popup::Detail { key, .. }) => Some(detail::max_scroll(app, key, body)),
-            _ => None,
-        },
+        detail_max_scroll: (app.top_popup::<Detail>()).map(|d| detail::max_scroll(app, &d.key, body)),
         areas,
     }
 }
@@ -83,21 +81,15 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Title => title::draw(frame, *area, app),
             Pane::Agents => agents::draw(frame, *area, app, a.compact),
-            Pane::Tasks if app.tree.shown => tree::draw(frame, *area, app),
+            Pane::Tasks if app.tree().shown => tree::draw(frame, *area, app),
             Pane::Tasks => table::draw(frame, *area, app),
             Pane::Approvals => approvals::draw(frame, *area, app, a.compact),
             Pane::Footer => footer::draw(frame, *area, app),
         }
     }
     // Bottom to top: the popup that gets the keys is drawn last.
-    for popup in &app.popups {
-        match popup {
-            Popup::Help { page } => help::draw(frame, frame.area(), app, *page),
-            Popup::Detail { key, scroll } => detail::draw(frame, a.body(), app, key, *scroll),
-            // The footer shows what is typed.
-            Popup::Filter { .. } => {}
-            other => dialogs::draw(frame, frame.area(), app, other),
-        }
+    for popup in app.popups() {
+        popups::draw(frame, &a, app, popup);
     }
 }
 
@@ -114,7 +106,7 @@ pub(super) enum Labels {
 
 /// Tasks by state as coloured spans: active always, the rest only when there are some.
 pub(super) fn counts_spans(c: &Counts, app: &App, labels: Labels) -> Vec<Span<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut spans = Vec::new();
     let mut push = |n: usize, glyph: &str, label: &str, style: Style| {
         if n > 0 || label == "active" {
@@ -155,7 +147,7 @@ pub(super) fn spans_width(spans: &[Span]) -> usize {
 
 /// A pane's frame; the focused pane's in the title colour.
 pub(super) fn border<'a>(title: Line<'a>, app: &App, focused: bool) -> Block<'a> {
-    let color = if focused { app.theme.title } else { app.theme.border };
+    let color = if focused { app.theme().title } else { app.theme().border };
     Block::new()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(color))

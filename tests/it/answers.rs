@@ -9,6 +9,9 @@ use a2a_watch::a2a::INTERACTIONS_EXTENSION;
 use a2a_watch::a2a::interactions::{self, Answer};
 use a2a_watch::app::effects::Effect;
 use a2a_watch::app::on_terminal_event;
+use a2a_watch::app::popup::answer::AnswerBox;
+use a2a_watch::app::popup::confirm::Confirm;
+use a2a_watch::app::popup::pick::LinkPick;
 use axum::body::Bytes;
 use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -136,27 +139,32 @@ async fn a_question_that_changes_under_the_open_box_gets_the_answer_only_when_se
         TermEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
     );
     d.flush().await;
-    let notice = d.app.answer().and_then(|b| b.notice.clone()).unwrap_or_default();
+    let notice = d
+        .app
+        .popup::<AnswerBox>()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default();
     assert!(notice.contains("press ⏎ again"), "{notice}");
     d.type_text("main");
     // Esc keeps the draft; `r` opens the box again with it.
     d.key(KeyCode::Esc);
     d.select(TASK);
     d.key(KeyCode::Char('r'));
-    assert_eq!(d.app.answer().unwrap().text(), "main");
+    assert_eq!(d.app.popup::<AnswerBox>().unwrap().text(), "main");
 
     // Another question, same state.
     agent.set(question("Which release branch?", Some("q-2")));
     d.until("the box shows the change", |app| {
-        app.answer().is_some_and(|b| b.changed)
+        app.popup::<AnswerBox>().is_some_and(|b| b.changed)
     })
     .await;
     d.key(KeyCode::Enter);
     d.flush().await;
     assert!(agent.received().is_empty(), "the Enter after a change sends nothing");
-    assert_eq!(d.app.answer().unwrap().text(), "main", "the draft is kept");
+    assert_eq!(d.app.popup::<AnswerBox>().unwrap().text(), "main", "the draft is kept");
     d.key(KeyCode::Enter);
-    d.until("the answer lands", |app| app.answer().is_none()).await;
+    d.until("the answer lands", |app| app.popup::<AnswerBox>().is_none())
+        .await;
     let received = agent.received();
     assert_eq!(texts(&received), ["main"]);
     let id = received[0]["messageId"].as_str().unwrap();
@@ -176,14 +184,15 @@ async fn a_working_in_between_that_polling_missed_still_counts_as_a_new_question
     // INPUT_REQUIRED → WORKING → INPUT_REQUIRED between two polls: the same words, asked again.
     agent.set(question("Which base branch?", None));
     d.until("the box shows the change", |app| {
-        app.answer().is_some_and(|b| b.changed)
+        app.popup::<AnswerBox>().is_some_and(|b| b.changed)
     })
     .await;
     d.key(KeyCode::Enter);
     d.flush().await;
     assert!(agent.received().is_empty());
     d.key(KeyCode::Enter);
-    d.until("the answer lands", |app| app.answer().is_none()).await;
+    d.until("the answer lands", |app| app.popup::<AnswerBox>().is_none())
+        .await;
     assert_eq!(texts(&agent.received()), ["main"]);
     d.engine.shutdown().await;
 }
@@ -197,21 +206,22 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
     d.type_text("main");
     d.key(KeyCode::Enter);
     d.until("the refusal in the box", |app| {
-        app.answer().is_some_and(|b| b.error.is_some())
+        app.popup::<AnswerBox>().is_some_and(|b| b.error.is_some())
     })
     .await;
-    let boxed = d.app.answer().unwrap();
+    let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "main");
     assert!(
-        !d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("sent")),
+        !d.app.steer().flash.as_ref().is_some_and(|f| f.text.contains("sent")),
         "not a success"
     );
     // The messageId the refused attempt carried: the rule's, for this question and this text.
-    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let status = &d.app.store().task(&boxed.key).unwrap().status;
     let first = interactions::message_id(TASK, status, &Answer::Value("main".into()));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Enter);
-    d.until("the retry lands", |app| app.answer().is_none()).await;
+    d.until("the retry lands", |app| app.popup::<AnswerBox>().is_none())
+        .await;
     assert_eq!(agent.received()[0]["messageId"], first.as_str());
     d.engine.shutdown().await;
 }
@@ -220,13 +230,13 @@ async fn a_refused_answer_keeps_the_text_and_a_retry_sends_the_same_message_id()
 async fn a_held_call_swapped_before_y_is_not_approved() {
     let agent = Agent::start(approval("eff_7", "read_file")).await;
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     d.key(KeyCode::Char('a'));
-    assert!(d.app.confirm().is_some());
+    assert!(d.app.popup::<Confirm>().is_some());
     agent.set(approval("eff_7", "delete_repo"));
     d.until("the swap seen", |app| {
-        app.store.tasks().any(|t| t.status.text().contains("delete_repo"))
+        app.store().tasks().any(|t| t.status.text().contains("delete_repo"))
     })
     .await;
     d.key(KeyCode::Char('y'));
@@ -235,21 +245,22 @@ async fn a_held_call_swapped_before_y_is_not_approved() {
         agent.received().is_empty(),
         "read_file was confirmed, delete_repo is held: nothing sent"
     );
-    let confirm = d.app.confirm().expect("the new call is shown");
+    let confirm = d.app.popup::<Confirm>().expect("the new call is shown");
     assert!(format!("{:?}", confirm.ask).contains("delete_repo") && confirm.note.is_some());
     // What is on screen now can be approved; a refusal shows the confirmation again, with
     // the error, never a success.
     agent.held.lock().unwrap().refuse = true;
     d.key(KeyCode::Char('y'));
     d.until("the refusal shown", |app| {
-        app.confirm().is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
+        app.popup::<Confirm>()
+            .is_some_and(|c| c.note.as_ref().is_some_and(|n| n.1))
     })
     .await;
-    assert!(!d.app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done")));
+    assert!(!d.app.steer().flash.as_ref().is_some_and(|f| f.text.contains("done")));
     agent.held.lock().unwrap().refuse = false;
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let received = agent.received();
@@ -281,7 +292,7 @@ async fn main_from_reply_and_from_the_box(task: Value) -> Vec<Value> {
     d.until("the box", |app| box_for(app).as_deref() == Some(TASK)).await;
     d.type_text("main");
     d.key(KeyCode::Enter);
-    d.until("sent", |app| app.answer().is_none()).await;
+    d.until("sent", |app| app.popup::<AnswerBox>().is_none()).await;
     d.engine.shutdown().await;
     agent.received()
 }
@@ -316,12 +327,12 @@ async fn the_cli_and_the_dashboard_give_the_same_answer_the_same_message_id() {
     .await
     .unwrap();
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
     d.until("approved", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.ends_with(": done"))
     })
     .await;
     let ids: Vec<Value> = agent.received().iter().map(|m| m["messageId"].clone()).collect();
@@ -341,14 +352,14 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
         {"url": "file:///etc/passwd"}]});
     let agent = Agent::start(task.clone()).await;
     let mut d = Dash::new(vec![spec(&agent.url, "answers")]);
-    d.until("the approval", |app| app.store.approval_count() == 1).await;
+    d.until("the approval", |app| app.store().approval_count() == 1).await;
     d.select(TASK);
     for key in ['o', 'y'] {
         d.key(KeyCode::Char(key));
-        assert!(d.app.steer.effects.is_empty(), "{:?}", d.app.steer.effects);
+        assert!(d.app.steer().effects.is_empty(), "{:?}", d.app.steer().effects);
         assert!(
             d.app
-                .steer
+                .steer()
                 .flash
                 .as_ref()
                 .is_some_and(|f| f.text.contains("not a web link"))
@@ -360,18 +371,18 @@ async fn only_web_links_are_opened_or_copied_and_several_are_picked_from() {
     task["status"]["timestamp"] = json!(now());
     agent.set(task);
     d.until("the links", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| t.status.message.as_ref().is_some_and(|m| m.links().len() == 3))
     })
     .await;
     d.key(KeyCode::Char('o'));
     assert_eq!(
-        d.app.pick().map(|p| p.links.clone()),
+        d.app.popup::<LinkPick>().map(|p| p.links.clone()),
         Some(vec![first.to_string(), second.to_string()])
     );
     d.key(KeyCode::Char('2'));
-    assert_eq!(d.app.steer.effects, [Effect::Open(second.into())]);
+    assert_eq!(d.app.steer().effects, [Effect::Open(second.into())]);
     d.engine.shutdown().await;
 }
 

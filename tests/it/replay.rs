@@ -240,7 +240,9 @@ async fn the_replay_clock_brings_events_when_due_and_stops_at_the_end() {
     assert!(paused.silent().is_some(), "a replay sends nothing");
     paused.seek(&mut app, 1000).unwrap();
     assert!(
-        tokio::time::timeout(Duration::from_millis(100), paused.burst()).await.is_err(),
+        tokio::time::timeout(Duration::from_millis(100), paused.burst())
+            .await
+            .is_err(),
         "paused: nothing comes"
     );
     assert_eq!(paused.banner().as_deref(), Some("replay 00:01 / 00:05 ⏸"));
@@ -252,7 +254,12 @@ async fn the_replay_clock_brings_events_when_due_and_stops_at_the_end() {
     let mut playing = Playback::new(Recording::read(&file).unwrap(), true, 100.0).unwrap();
     let mut events = 0;
     while playing.take_note().is_none() {
-        events += playing.burst().await.unwrap().expect("a recording never runs dry").len();
+        events += playing
+            .burst()
+            .await
+            .unwrap()
+            .expect("a recording never runs dry")
+            .len();
     }
     assert_eq!(events, 3);
     // 5s of recording at 100x: 50ms at least.
@@ -412,8 +419,8 @@ fn the_svg_of_a_screen_holds_every_cell_in_the_theme_colours() {
     });
     let theme = Theme::default();
     let mut app = App::new(store, KeyMap::default(), theme.clone());
-    app.now = "2026-10-06T09:01:30Z".parse().unwrap();
-    app.tz = TimeZone::UTC;
+    app.set_now("2026-10-06T09:01:30Z".parse().unwrap());
+    app.set_tz(TimeZone::UTC);
     let buffer = shot::render(&mut app, 100, 24);
     let out = svg::svg(&buffer, &theme);
 

@@ -9,7 +9,10 @@ use a2a_watch::a2a::{Binding, PartContent, SendMessageConfiguration, StreamRespo
 use a2a_watch::app::App;
 use a2a_watch::app::keys::KeyMap;
 use a2a_watch::app::on_terminal_event;
-use a2a_watch::app::steer::{Prefs, Steer};
+use a2a_watch::app::popup::answer::AnswerBox;
+use a2a_watch::app::popup::confirm::Confirm;
+use a2a_watch::app::popup::new_task::NewTask;
+use a2a_watch::app::steer::Prefs;
 use a2a_watch::store::{Change, Store, TaskKey};
 use a2a_watch::theme::Theme;
 use a2a_watch::watch::{AgentSpec, Credential, Engine, WatchOptions};
@@ -37,7 +40,7 @@ impl Dash {
         };
         let engine = Engine::start(specs, opts, tx);
         let mut app = App::new(store, KeyMap::default(), Theme::default());
-        app.steer = Steer::new(Prefs {
+        app.set_prefs(Prefs {
             auto_popup: true,
             bell: false,
             desktop: false,
@@ -47,10 +50,10 @@ impl Dash {
     }
 
     pub(crate) async fn flush(&mut self) {
-        for (agent, command) in std::mem::take(&mut self.app.steer.outbox) {
+        for (agent, command) in self.app.take_outbox() {
             assert!(self.engine.command(agent, command).await, "the agent's task is alive");
         }
-        self.app.steer.effects.clear();
+        self.app.take_effects();
     }
 
     pub(crate) async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
@@ -63,7 +66,7 @@ impl Dash {
             }
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
                 Ok(Some(ev)) => {
-                    let change = self.app.store.apply(ev);
+                    let change = self.app.store_mut().apply(ev);
                     if change != Change::Nothing {
                         self.app.on_changes(&[change]);
                     }
@@ -72,17 +75,17 @@ impl Dash {
                 Err(_) => {
                     let tasks: Vec<String> = self
                         .app
-                        .store
+                        .store()
                         .tasks()
                         .map(|t| format!("{} {}", t.key.id, t.state().short_name()))
                         .collect();
                     let open = self
                         .app
-                        .answer()
+                        .popup::<AnswerBox>()
                         .map(|b| (b.key.id.to_string(), b.error.clone(), b.notice.clone()));
                     panic!(
                         "timed out waiting for {what}; tasks {tasks:?}; flash {:?}; box {open:?}",
-                        self.app.steer.flash
+                        self.app.steer().flash
                     );
                 }
             }
@@ -92,7 +95,7 @@ impl Dash {
     /// A key pressed a second after the last one: a person at the keyboard, so the guard
     /// against Enter right after a box opens never fires here (answers.rs tests it).
     pub(crate) fn key(&mut self, code: KeyCode) {
-        self.app.now += jiff::SignedDuration::from_secs(1);
+        self.app.set_now(self.app.now() + jiff::SignedDuration::from_secs(1));
         on_terminal_event(&mut self.app, TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     }
 
@@ -104,15 +107,20 @@ impl Dash {
 
     fn state(&self, id: &str) -> Option<TaskState> {
         self.app
-            .store
+            .store()
             .tasks()
             .find(|t| &*t.key.id == id)
             .map(|t| t.state().clone())
     }
 
     pub(crate) fn select(&mut self, id: &str) {
-        let key = self.app.store.tasks().find(|t| &*t.key.id == id).map(|t| t.key.clone());
-        self.app.selected = key;
+        let key = self
+            .app
+            .store()
+            .tasks()
+            .find(|t| &*t.key.id == id)
+            .map(|t| t.key.clone());
+        self.app.select(key.unwrap_or_else(|| panic!("no task {id} to select")));
     }
 }
 
@@ -139,7 +147,7 @@ async fn until_waiting(client: &a2a_watch::a2a::Client, text: &str) -> String {
 }
 
 pub(crate) fn box_for(app: &App) -> Option<String> {
-    app.answer().map(|b| b.key.id.to_string())
+    app.popup::<AnswerBox>().map(|b| b.key.id.to_string())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,8 +165,8 @@ async fn a_question_answered_in_the_box_completes_the_review() {
     d.type_text("release/2026.10");
     d.key(KeyCode::Enter);
     d.until("the review completes", |app| {
-        app.answer().is_none() && {
-            app.store
+        app.popup::<AnswerBox>().is_none() && {
+            app.store()
                 .tasks()
                 .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
         }
@@ -182,7 +190,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     let approve = until_waiting(&assistant, "needs an approval first").await;
     let deny = until_waiting(&assistant, "another approval please").await;
     let mut d = Dash::new(vec![spec(&url, "assistant")]);
-    d.until("both approvals listed", |app| app.store.approval_count() == 2)
+    d.until("both approvals listed", |app| app.store().approval_count() == 2)
         .await;
 
     // A text reply to an approval is refused by the agent; the box keeps the text.
@@ -191,9 +199,11 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     assert_eq!(box_for(&d.app).as_deref(), Some(approve.as_str()));
     d.type_text("yes, go ahead");
     d.key(KeyCode::Enter);
-    d.until("the refusal", |app| app.answer().is_some_and(|b| b.error.is_some()))
-        .await;
-    let boxed = d.app.answer().unwrap();
+    d.until("the refusal", |app| {
+        app.popup::<AnswerBox>().is_some_and(|b| b.error.is_some())
+    })
+    .await;
+    let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "yes, go ahead");
     assert!(
         boxed.error.as_ref().unwrap().contains("InvalidParams"),
@@ -205,10 +215,10 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     // a, confirm, and the held call goes ahead: the connection request follows.
     d.select(&approve);
     d.key(KeyCode::Char('a'));
-    assert!(d.app.confirm().is_some(), "approving asks first");
+    assert!(d.app.popup::<Confirm>().is_some(), "approving asks first");
     d.key(KeyCode::Char('y'));
     d.until("the connection request", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == approve && t.status.text().starts_with("Connect slack"))
     })
@@ -218,7 +228,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('y'));
     d.until("completed", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == approve && *t.state() == TaskState::Completed)
     })
@@ -229,7 +239,7 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('d'));
     d.key(KeyCode::Char('y'));
     d.until("the denial taken", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == deny && t.status.text().starts_with("Connect slack"))
     })
@@ -238,7 +248,9 @@ async fn approvals_connections_and_refusals_of_the_interactions_extension() {
     d.key(KeyCode::Char('a'));
     d.key(KeyCode::Char('n'));
     d.until("finished", |app| {
-        app.store.tasks().any(|t| *t.key.id == deny && t.state().is_terminal())
+        app.store()
+            .tasks()
+            .any(|t| *t.key.id == deny && t.state().is_terminal())
     })
     .await;
     let ended = assistant.get_task(&deny, None).await.unwrap();
@@ -269,19 +281,20 @@ async fn an_answer_to_an_unreachable_agent_stays_and_a_retry_succeeds_with_the_s
     relay.set_cut(true).await;
     d.key(KeyCode::Enter);
     d.until("the failure shown in the box", |app| {
-        app.answer().is_some_and(|b| b.error.is_some())
+        app.popup::<AnswerBox>().is_some_and(|b| b.error.is_some())
     })
     .await;
-    let boxed = d.app.answer().unwrap();
+    let boxed = d.app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "main", "the typed answer is kept");
     // The messageId the failed attempt carried: the rule's, for this question and this text.
-    let status = &d.app.store.task(&boxed.key).unwrap().status;
+    let status = &d.app.store().task(&boxed.key).unwrap().status;
     let message_id = interactions::message_id(&asked.task, status, &Answer::Value("main".into()));
     assert_eq!(d.state(&asked.task), Some(TaskState::InputRequired));
 
     relay.set_cut(false).await;
     d.key(KeyCode::Enter);
-    d.until("the retry lands", |app| app.answer().is_none()).await;
+    d.until("the retry lands", |app| app.popup::<AnswerBox>().is_none())
+        .await;
     let done = reviewer.get_task(&asked.task, None).await.unwrap();
     let answers: Vec<&str> = done
         .history
@@ -315,26 +328,26 @@ async fn cancel_and_new_task_from_the_keyboard() {
     let mut deployer = spec(&deployer_url, "deployer");
     deployer.credential = Credential::Value(a2a_watch::a2a::auth::Secret::new(TOKEN));
     let mut d = Dash::new(vec![spec(&runner_url, "test-runner"), deployer]);
-    d.until("the slow run", |app| app.store.tasks().any(|t| *t.key.id == slow.id))
+    d.until("the slow run", |app| app.store().tasks().any(|t| *t.key.id == slow.id))
         .await;
 
     d.select(&slow.id);
     d.key(KeyCode::Char('x'));
-    assert!(d.app.confirm().is_some(), "cancel asks first, naming the task");
+    assert!(d.app.popup::<Confirm>().is_some(), "cancel asks first, naming the task");
     d.key(KeyCode::Char('y'));
     d.until("canceled", |app| {
-        app.store
+        app.store()
             .tasks()
             .any(|t| *t.key.id == slow.id && *t.state() == TaskState::Canceled)
     })
     .await;
     d.until("the outcome said", |app| {
-        app.steer.flash.as_ref().is_some_and(|f| f.text.contains("done"))
+        app.steer().flash.as_ref().is_some_and(|f| f.text.contains("done"))
     })
     .await;
     // A finished task is not canceled again: nothing is sent.
     d.key(KeyCode::Char('x'));
-    assert!(d.app.confirm().is_none() && d.app.steer.outbox.is_empty());
+    assert!(d.app.popup::<Confirm>().is_none() && d.app.steer().outbox.is_empty());
 
     // n: the new-task form, on the selected task's agent; ←/→ changes the agent.
     d.key(KeyCode::Char('n'));
@@ -345,14 +358,14 @@ async fn cancel_and_new_task_from_the_keyboard() {
     d.type_text("deploy build 42 to production");
     d.key(KeyCode::Enter);
     d.until("the new task appears, selected", |app| {
-        app.new_task().is_none()
+        app.popup::<NewTask>().is_none()
             && app
                 .selected_task()
                 .is_some_and(|t| t.key.agent == 1 && *t.state() == TaskState::Rejected)
     })
     .await;
-    let key: TaskKey = d.app.selected.clone().unwrap();
-    let t = d.app.store.task(&key).unwrap();
+    let key: TaskKey = d.app.selected().cloned().unwrap();
+    let t = d.app.store().task(&key).unwrap();
     let asked = t.history.first().map(|m| &m.parts[0].content);
     assert!(
         matches!(asked, Some(PartContent::Text(text)) if text.contains("build 42")),
@@ -385,8 +398,8 @@ async fn the_box_answers_official_sdk_agents_too() {
         d.type_text("main");
         d.key(KeyCode::Enter);
         d.until("completed", |app| {
-            app.answer().is_none() && {
-                app.store
+            app.popup::<AnswerBox>().is_none() && {
+                app.store()
                     .tasks()
                     .any(|t| *t.key.id == asked.task && *t.state() == TaskState::Completed)
             }

@@ -12,7 +12,7 @@ use crate::event::{ActionId, ActionOutcome, Command};
 const REVIEW_CTX: &str = "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a";
 
 fn sent(app: &mut App) -> Vec<(ActionId, crate::a2a::Message)> {
-    std::mem::take(&mut app.steer.outbox)
+    app.take_outbox()
         .into_iter()
         .filter_map(|(_, c)| match c {
             Command::Send { action, request } => Some((action, request.message)),
@@ -22,7 +22,7 @@ fn sent(app: &mut App) -> Vec<(ActionId, crate::a2a::Message)> {
 }
 
 fn outcome(app: &mut App, action: ActionId, outcome: ActionOutcome) {
-    let change = app.store.apply(Event::Action {
+    let change = app.store_mut().apply(Event::Action {
         agent: REVIEWER,
         action,
         outcome,
@@ -31,11 +31,11 @@ fn outcome(app: &mut App, action: ActionId, outcome: ActionOutcome) {
 }
 
 fn at(app: &mut App, millis: i64) {
-    app.now = ts(NOW) + jiff::SignedDuration::from_millis(millis);
+    app.set_now(ts(NOW) + jiff::SignedDuration::from_millis(millis));
 }
 
 fn ask_again(app: &mut App, text: &str, secs_ago: i64) {
-    let change = app.store.apply(status_update(
+    let change = app.store_mut().apply(status_update(
         REVIEWER,
         QUESTION,
         REVIEW_CTX,
@@ -47,7 +47,9 @@ fn ask_again(app: &mut App, text: &str, secs_ago: i64) {
 }
 
 fn notice(app: &App) -> String {
-    app.answer().and_then(|b| b.notice.clone()).unwrap_or_default()
+    app.popup::<AnswerBox>()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -69,7 +71,7 @@ fn a_question_that_changes_under_the_box_is_shown_and_the_next_enter_only_takes_
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty(), "the Enter after a change only takes note");
     assert!(notice(&app).contains("again"), "{}", notice(&app));
-    assert_eq!(app.answer().unwrap().text(), "main", "the draft is kept");
+    assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "main", "the draft is kept");
     press(&mut app, KeyCode::Enter);
     let [(_, message)] = sent(&mut app).try_into().unwrap();
     assert_eq!(message.text(), "main");
@@ -90,7 +92,7 @@ fn a_question_asked_again_with_the_same_text_is_another_question() {
     at(&mut app, 5_000);
     // A WORKING in between that polling missed: same state and text, a new status.
     ask_again(&mut app, "Which base branch should I compare this diff against?", 2);
-    assert!(app.answer().unwrap().changed);
+    assert!(app.popup::<AnswerBox>().unwrap().changed);
     press(&mut app, KeyCode::Enter);
     assert!(sent(&mut app).is_empty());
 }
@@ -127,9 +129,9 @@ fn esc_keeps_the_draft_for_the_same_question_only_and_its_retry_is_answered_once
         },
     );
     press(&mut app, KeyCode::Esc);
-    assert!(app.answer().is_none());
+    assert!(app.popup::<AnswerBox>().is_none());
     app.open_answer(&key(REVIEWER, QUESTION));
-    let boxed = app.answer().unwrap();
+    let boxed = app.popup::<AnswerBox>().unwrap();
     assert_eq!(boxed.text(), "release/2026.10");
     at(&mut app, 2_000);
     press(&mut app, KeyCode::Enter);
@@ -138,9 +140,9 @@ fn esc_keeps_the_draft_for_the_same_question_only_and_its_retry_is_answered_once
     // Another question does not get the old draft.
     press(&mut app, KeyCode::Esc);
     ask_again(&mut app, "Which release branch?", 1);
-    app.take_answer();
+    app.take::<AnswerBox>();
     app.open_answer(&key(REVIEWER, QUESTION));
-    assert_eq!(app.answer().unwrap().text(), "");
+    assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "");
 }
 
 #[test]
@@ -153,10 +155,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
     let [(first, message)] = sent(&mut app).try_into().unwrap();
     at(&mut app, 20_000);
     app.on_tick();
-    assert!(app.answer().unwrap().error.is_none(), "still waiting");
+    assert!(app.popup::<AnswerBox>().unwrap().error.is_none(), "still waiting");
     at(&mut app, 31_000);
     app.on_tick();
-    let error = app.answer().unwrap().error.clone().unwrap_or_default();
+    let error = app.popup::<AnswerBox>().unwrap().error.clone().unwrap_or_default();
     assert!(error.contains("No reply") && error.contains("retries"), "{error}");
     press(&mut app, KeyCode::Enter);
     let [(second, retry)] = sent(&mut app).try_into().unwrap();
@@ -169,10 +171,10 @@ fn a_send_without_outcome_times_out_and_a_late_outcome_does_not_confuse_the_box(
             message: "timed out".into(),
         },
     );
-    let boxed = app.answer().expect("the box stays");
+    let boxed = app.popup::<AnswerBox>().expect("the box stays");
     assert!(boxed.error.is_none() && boxed.sending.current() == Some(second));
     outcome(&mut app, second, ActionOutcome::Done { task: None });
-    assert!(app.answer().is_none(), "answered");
+    assert!(app.popup::<AnswerBox>().is_none(), "answered");
 }
 
 /// The assistant's approval, holding `tool` under interaction `id`, stamped `at`.
@@ -185,7 +187,7 @@ fn hold(app: &mut App, id: &str, tool: &str, at: i64) -> TaskKey {
         "parts": [{"text": format!("Approve github / {tool}?")}],
         "metadata": {ext: {"interactionId": id, "kind": "approval", "prompt": format!("Approve github / {tool}?"),
                            "detail": {"server": "github", "tool": tool, "reason": format!("the plan needs {tool}")}}}});
-    let change = app.store.apply(snapshot(ASSISTANT, task, at));
+    let change = app.store_mut().apply(snapshot(ASSISTANT, task, at));
     app.on_changes(&[change]);
     key(ASSISTANT, task_id)
 }
@@ -193,9 +195,12 @@ fn hold(app: &mut App, id: &str, tool: &str, at: i64) -> TaskKey {
 #[test]
 fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     let mut app = app(demo_store());
-    app.steer.prefs.auto_popup = false;
+    app.set_prefs(Prefs {
+        auto_popup: false,
+        ..app.steer().prefs
+    });
     let approval = hold(&mut app, "eff_1", "read_file", NOW - 20);
-    app.selected = Some(approval);
+    app.select(approval);
     press(&mut app, KeyCode::Char('a'));
     // The agent swaps the held call (same interaction id, even) before the person says yes.
     hold(&mut app, "eff_1", "delete_repo", NOW - 5);
@@ -223,7 +228,7 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
             message: "the agent refused: interaction closed".into(),
         },
     );
-    let confirm = app.confirm().expect("still shown");
+    let confirm = app.popup::<Confirm>().expect("still shown");
     assert!(
         confirm
             .note
@@ -233,16 +238,16 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
     press(&mut app, KeyCode::Char('y'));
     let [(action, retry)] = sent(&mut app).try_into().unwrap();
     assert_eq!(retry.message_id, message.message_id);
-    assert!(app.confirm().is_none(), "closed while the answer travels");
+    assert!(app.popup::<Confirm>().is_none(), "closed while the answer travels");
     // No outcome in time: shown again, saying so; the late outcome still counts.
     at(&mut app, 31_000);
     app.on_tick();
-    let note = app.confirm().and_then(|c| c.note.clone()).unwrap_or_default();
+    let note = app.popup::<Confirm>().and_then(|c| c.note.clone()).unwrap_or_default();
     assert!(note.0.contains("No reply") && note.0.contains("y retries"), "{note:?}");
     outcome(&mut app, action, ActionOutcome::Done { task: None });
-    assert!(app.confirm().is_none());
+    assert!(app.popup::<Confirm>().is_none());
     assert!(
-        app.steer
+        app.steer()
             .flash
             .as_ref()
             .is_some_and(|f| f.text.contains("delete_repo: done"))
@@ -252,9 +257,9 @@ fn a_held_call_swapped_before_y_is_not_approved_and_the_new_one_is_shown() {
 #[test]
 fn a_cancel_confirmed_after_the_task_moved_on_asks_again() {
     let mut app = app(demo_store());
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
-    let change = app.store.apply(status_update(
+    let change = app.store_mut().apply(status_update(
         RUNNER,
         WORKING,
         CTX,
@@ -264,7 +269,7 @@ fn a_cancel_confirmed_after_the_task_moved_on_asks_again() {
     ));
     app.on_changes(&[change]);
     press(&mut app, KeyCode::Char('y'));
-    assert!(app.steer.outbox.is_empty());
+    assert!(app.steer().outbox.is_empty());
     let terminal = render(&mut app, 80, 24);
     assert!(screen_text(terminal.backend().buffer()).contains("(INPUT_REQUIRED)"));
 }
@@ -274,8 +279,8 @@ fn approval_with_links(app: &mut App, links: &[&str]) -> TaskKey {
     let mut task = task_json(APPROVAL, CTX, "TASK_STATE_AUTH_REQUIRED", "", NOW - 3);
     let parts: Vec<_> = links.iter().map(|l| json!({"url": l})).collect();
     task["status"]["message"] = json!({"messageId": "links", "role": "ROLE_AGENT", "parts": parts});
-    app.store.apply(snapshot(DEPLOYER, task, NOW - 3));
-    app.selected = Some(key(DEPLOYER, APPROVAL));
+    app.store_mut().apply(snapshot(DEPLOYER, task, NOW - 3));
+    app.select(key(DEPLOYER, APPROVAL));
     key(DEPLOYER, APPROVAL)
 }
 
@@ -291,8 +296,8 @@ fn links_that_are_not_web_links_are_never_opened_or_copied() {
         let approval = approval_with_links(&mut app, &[bad]);
         press(&mut app, KeyCode::Char('o'));
         press(&mut app, KeyCode::Char('y'));
-        assert!(app.steer.effects.is_empty(), "{bad}: {:?}", app.steer.effects);
-        let flash = app.steer.flash.clone().map(|f| f.text).unwrap_or_default();
+        assert!(app.steer().effects.is_empty(), "{bad}: {:?}", app.steer().effects);
+        let flash = app.steer().flash.clone().map(|f| f.text).unwrap_or_default();
         assert!(flash.contains("not a web link"), "{flash}");
         let terminal = render(&mut app, 160, 48);
         assert!(
@@ -312,7 +317,7 @@ fn several_links_open_a_picker_of_the_web_ones() {
     let second = "http://127.0.0.1:41243/approve/2";
     approval_with_links(&mut app, &["javascript:alert(1)", first, second]);
     press(&mut app, KeyCode::Char('o'));
-    assert!(app.steer.effects.is_empty(), "nothing opened before the choice");
+    assert!(app.steer().effects.is_empty(), "nothing opened before the choice");
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
     let picker: Vec<&str> = text
@@ -326,9 +331,9 @@ fn several_links_open_a_picker_of_the_web_ones() {
     );
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.steer.effects, [Effect::Open(second.into())]);
-    app.steer.effects.clear();
+    assert_eq!(app.steer().effects, [Effect::Open(second.into())]);
+    app.take_effects();
     press(&mut app, KeyCode::Char('y'));
     press(&mut app, KeyCode::Char('1'));
-    assert_eq!(app.steer.effects, [Effect::Copy(first.into())]);
+    assert_eq!(app.steer().effects, [Effect::Copy(first.into())]);
 }

@@ -136,19 +136,21 @@ fn the_footer_shows_the_detail_panes_keys_as_mapped() {
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("detail_footer_80x24", footer(&terminal));
     // Page down and back on other keys: the footer names them, and they work.
-    app.keys = KeyMap::with_overrides([
-        (None, "pgdn", "none"),
-        (None, "ctrl-f", "none"),
-        (None, "ctrl-d", "page_down"),
-        (None, "esc", "none"),
-        (None, "backspace", "back"),
-    ])
-    .unwrap();
+    app.set_keys(
+        KeyMap::with_overrides([
+            (None, "pgdn", "none"),
+            (None, "ctrl-f", "none"),
+            (None, "ctrl-d", "page_down"),
+            (None, "esc", "none"),
+            (None, "backspace", "back"),
+        ])
+        .unwrap(),
+    );
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("detail_footer_remapped_80x24", footer(&terminal));
     let ctrl_d = KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL);
     on_terminal_event(&mut app, TermEvent::Key(ctrl_d));
-    assert!(matches!(app.top(), Some(Popup::Detail { scroll, .. }) if *scroll > 0));
+    assert!(app.top_popup::<Detail>().is_some_and(|d| d.scroll > 0));
     press(&mut app, KeyCode::Backspace);
     assert!(app.top().is_none(), "the remapped back key closes the pane");
     let terminal = render(&mut app, 80, 24);
@@ -175,7 +177,7 @@ fn page_down_in_the_detail_pane_moves_by_its_height() {
         press(&mut app, KeyCode::PageDown);
         let after = detail_rows(&render(&mut app, 80, height));
         assert!(
-            matches!(app.top(), Some(Popup::Detail { scroll, .. }) if *scroll == visible - 1),
+            app.top_popup::<Detail>().is_some_and(|d| d.scroll == visible - 1),
             "{height} rows: a page is {} lines",
             visible - 1
         );
@@ -220,15 +222,15 @@ fn the_compact_approvals_strip_follows_the_tables_selection() {
     let (s, [first, second, _]) = three_approvals();
     let mut app = app(s);
     // A task that waits for nothing: the strip shows what the pane has selected, plainly.
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     let terminal = render(&mut app, 80, 24);
     let buffer = terminal.backend().buffer();
     let strip = row_of(buffer, "3 waiting for approval 1/3");
     assert!(line_at(buffer, strip).contains("deployer  ecf2dcb6"));
-    assert_ne!(buffer[(0, strip)].bg, app.theme.selection);
+    assert_ne!(buffer[(0, strip)].bg, app.theme().selection);
     assert_eq!(app.target_approval(), Some(first));
     // The second of the three approvals selected in the table: the strip shows it.
-    app.selected = Some(second.clone());
+    app.select(second.clone());
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("compact_strip_follows_80x24", terminal.backend());
     let buffer = terminal.backend().buffer();
@@ -239,7 +241,7 @@ fn the_compact_approvals_strip_follows_the_tables_selection() {
         "its link:\n{}",
         screen_text(buffer)
     );
-    assert_eq!(buffer[(0, strip)].bg, app.theme.selection, "highlighted like the row");
+    assert_eq!(buffer[(0, strip)].bg, app.theme().selection, "highlighted like the row");
     assert_eq!(
         app.target_approval(),
         Some(second.clone()),

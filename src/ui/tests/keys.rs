@@ -9,11 +9,11 @@ fn selection_follows_the_task_when_rows_arrive_above() {
     render(&mut app, 160, 48);
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
-    let chosen = app.selected.clone().expect("a selection");
+    let chosen = app.selected().cloned().expect("a selection");
     let before = app.selected_index().unwrap();
     for i in 0..3 {
         add(
-            &mut app.store,
+            app.store_mut(),
             RUNNER,
             &format!("0000000{i}-new"),
             CTX,
@@ -23,13 +23,17 @@ fn selection_follows_the_task_when_rows_arrive_above() {
         );
     }
     let terminal = render(&mut app, 160, 48);
-    assert_eq!(app.selected.as_ref(), Some(&chosen), "the selection stays on its task");
+    assert_eq!(app.selected(), Some(&chosen), "the selection stays on its task");
     assert_eq!(app.selected_index(), Some(before + 3), "and moves down with it");
     let buffer = terminal.backend().buffer();
     let y = row_of(buffer, &chosen.id[..8]);
-    assert_eq!(buffer[(2, y)].bg, app.theme.selection, "its row is the highlighted one");
+    assert_eq!(
+        buffer[(2, y)].bg,
+        app.theme().selection,
+        "its row is the highlighted one"
+    );
     let others = (0..buffer.area.height)
-        .filter(|&y| buffer[(2, y)].bg == app.theme.selection)
+        .filter(|&y| buffer[(2, y)].bg == app.theme().selection)
         .count();
     assert_eq!(others, 1, "one row is highlighted");
 }
@@ -42,7 +46,7 @@ fn freeze_counts_new_rows() {
     press(&mut app, KeyCode::Char('f'));
     for i in 0..3 {
         add(
-            &mut app.store,
+            app.store_mut(),
             DEPLOYER,
             &format!("f{i}000000-new"),
             CTX,
@@ -82,7 +86,7 @@ fn typing_a_filter_narrows_the_rows() {
     assert!(!text.contains(&WORKING[..8]), "the test runs are filtered out:\n{text}");
     // `q` while typing is text, not quit.
     type_text(&mut app, " !q");
-    assert!(!app.quit);
+    assert!(!app.quitting());
     press(&mut app, KeyCode::Backspace);
     press(&mut app, KeyCode::Backspace);
     press(&mut app, KeyCode::Backspace);
@@ -91,7 +95,7 @@ fn typing_a_filter_narrows_the_rows() {
     assert_eq!(app.rows(), [key(DEPLOYER, APPROVAL)]);
     // Enter keeps the filter and closes the box; Esc then clears it.
     press(&mut app, KeyCode::Enter);
-    assert!(app.popups.is_empty());
+    assert!(app.popups().is_empty());
     let terminal = render(&mut app, 80, 24);
     insta::assert_snapshot!("filtered_80x24", terminal.backend());
     assert_eq!(app.rows().len(), 1);
@@ -116,9 +120,9 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     app.open_answer(&key(REVIEWER, QUESTION));
     type_text(&mut app, "release/2026.10");
     snapshot_sizes("input_box", &mut app);
-    app.now = ts(NOW + 1);
+    app.set_now(ts(NOW + 1));
     press(&mut app, KeyCode::Enter);
-    let (agent, command) = app.steer.outbox.pop().expect("the answer goes to the engine");
+    let (agent, command) = app.take_outbox().pop().expect("the answer goes to the engine");
     let crate::event::Command::Send { action, request } = command else {
         panic!("a send")
     };
@@ -132,13 +136,13 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     let failed = crate::event::ActionOutcome::Failed {
         message: "code-reviewer: cannot connect".into(),
     };
-    let change = app.store.apply(Event::Action {
+    let change = app.store_mut().apply(Event::Action {
         agent,
         action,
         outcome: failed,
     });
     app.on_changes(&[change]);
-    let boxed = app.answer().expect("the box stays");
+    let boxed = app.popup::<AnswerBox>().expect("the box stays");
     assert_eq!(boxed.text(), "release/2026.10");
     let terminal = render(&mut app, 80, 24);
     let text = screen_text(terminal.backend().buffer());
@@ -146,7 +150,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
     insta::assert_snapshot!("input_box_failed_80x24", terminal.backend());
     // The retry carries the same messageId: an agent that deduplicates answers once.
     press(&mut app, KeyCode::Enter);
-    let (_, retry) = app.steer.outbox.pop().expect("retried");
+    let (_, retry) = app.take_outbox().pop().expect("retried");
     let crate::event::Command::Send { request, .. } = retry else {
         panic!("a send")
     };
@@ -158,7 +162,7 @@ fn an_answer_to_a_question_someone_else_answered_is_not_sent() {
     let mut app = app(demo_store());
     app.open_answer(&key(REVIEWER, QUESTION));
     type_text(&mut app, "main");
-    let change = app.store.apply(status_update(
+    let change = app.store_mut().apply(status_update(
         REVIEWER,
         QUESTION,
         "49c5a238-6e1f-4d2c-b3a4-5f6e7d8c9b0a",
@@ -168,8 +172,11 @@ fn an_answer_to_a_question_someone_else_answered_is_not_sent() {
     ));
     app.on_changes(&[change]);
     press(&mut app, KeyCode::Enter);
-    assert!(app.steer.outbox.is_empty(), "nothing sent");
-    let notice = app.answer().and_then(|b| b.notice.clone()).unwrap_or_default();
+    assert!(app.steer().outbox.is_empty(), "nothing sent");
+    let notice = app
+        .popup::<AnswerBox>()
+        .and_then(|b| b.notice.clone())
+        .unwrap_or_default();
     assert!(
         notice.contains("someone else answered") && notice.contains("WORKING"),
         "{notice}"
@@ -181,18 +188,18 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
     let mut s = demo_store();
     let approval = with_extension_approval(&mut s);
     let mut app = app(s);
-    app.selected = Some(approval.clone());
+    app.select(approval.clone());
     focus_approvals(&mut app);
     snapshot_sizes("approvals_with_extension_focused", &mut app);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.focus, Pane::Tasks, "back to the tasks, where the selection is");
+    assert_eq!(app.focus(), Pane::Tasks, "back to the tasks, where the selection is");
     let terminal = render(&mut app, 160, 48);
     assert!(screen_text(terminal.backend().buffer()).contains("github / create_pull_request  a approve · d deny"));
     press(&mut app, KeyCode::Char('a'));
-    assert!(app.steer.outbox.is_empty(), "nothing before the confirmation");
+    assert!(app.steer().outbox.is_empty(), "nothing before the confirmation");
     snapshot_sizes("confirm_approve", &mut app);
     press(&mut app, KeyCode::Char('y'));
-    let (agent, crate::event::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+    let (agent, crate::event::Command::Send { request, .. }) = app.take_outbox().pop().unwrap() else {
         panic!()
     };
     assert_eq!(agent, ASSISTANT);
@@ -211,14 +218,14 @@ fn extension_approvals_show_the_held_call_and_confirm_before_sending() {
 #[test]
 fn cancel_asks_first_naming_the_task() {
     let mut app = app(demo_store());
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
     let terminal = render(&mut app, 80, 24);
     assert!(screen_text(terminal.backend().buffer()).contains("Cancel task 3d8f7801 (WORKING) on test-runner?"));
     insta::assert_snapshot!("confirm_cancel_80x24", terminal.backend());
     press(&mut app, KeyCode::Char('n'));
     assert!(
-        app.steer.outbox.is_empty() && app.confirm().is_none(),
+        app.steer().outbox.is_empty() && app.popup::<Confirm>().is_none(),
         "no sends nothing"
     );
 }
@@ -229,12 +236,12 @@ fn inbox_and_new_task_forms() {
     press(&mut app, KeyCode::Char('i'));
     snapshot_sizes("inbox", &mut app);
     press(&mut app, KeyCode::Esc);
-    app.selected = Some(key(DEPLOYER, APPROVAL));
+    app.select(key(DEPLOYER, APPROVAL));
     press(&mut app, KeyCode::Char('n'));
     type_text(&mut app, "deploy build 2026.10.07-2 to staging");
     snapshot_sizes("new_task", &mut app);
     press(&mut app, KeyCode::Enter);
-    let (agent, crate::event::Command::Send { request, .. }) = app.steer.outbox.pop().unwrap() else {
+    let (agent, crate::event::Command::Send { request, .. }) = app.take_outbox().pop().unwrap() else {
         panic!()
     };
     assert_eq!(agent, DEPLOYER, "on the selected task's agent");
@@ -263,19 +270,19 @@ fn a_click_selects_the_row_or_focuses_the_pane_under_it() {
         on_terminal_event(app, TermEvent::Mouse(ev))
     };
     let third = app.row(2).cloned().expect("three rows");
-    let tasks = view::areas(app.screen, &app).of(Pane::Tasks);
+    let tasks = view::areas(app.screen(), &app).of(Pane::Tasks);
     // Below the border and the header row: the third body row.
     assert!(click(&mut app, tasks.x + 5, tasks.y + 4));
-    assert_eq!(app.selected.as_ref(), Some(&third), "{}", terminal.backend());
-    let approvals = view::areas(app.screen, &app).of(Pane::Approvals);
+    assert_eq!(app.selected(), Some(&third), "{}", terminal.backend());
+    let approvals = view::areas(app.screen(), &app).of(Pane::Approvals);
     assert!(approvals.height > 0, "the demo has approvals waiting");
     assert!(click(&mut app, approvals.x + 3, approvals.y + 1));
-    assert_eq!(app.focus, Pane::Approvals);
+    assert_eq!(app.focus(), Pane::Approvals);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.focus, Pane::Tasks);
+    assert_eq!(app.focus(), Pane::Tasks);
     // The title is no pane to act on.
     assert!(!click(&mut app, 3, 0));
-    assert_eq!(app.selected.as_ref(), Some(&third));
+    assert_eq!(app.selected(), Some(&third));
 }
 
 /// In the new-task form the agent keys choose the agent in its agent field and move the cursor
@@ -283,8 +290,8 @@ fn a_click_selects_the_row_or_focuses_the_pane_under_it() {
 #[test]
 fn the_agent_keys_choose_the_agent_or_move_the_cursor_by_field() {
     let mut app = app(demo_store());
-    app.keys = KeyMap::with_overrides([(Some("new_task"), "ctrl-n", "next_agent")]).unwrap();
-    app.selected = Some(key(RUNNER, COMPLETED));
+    app.set_keys(KeyMap::with_overrides([(Some("new_task"), "ctrl-n", "next_agent")]).unwrap());
+    app.select(key(RUNNER, COMPLETED));
     press(&mut app, KeyCode::Char('n'));
     type_text(&mut app, "ab");
     on_terminal_event(
@@ -294,16 +301,20 @@ fn the_agent_keys_choose_the_agent_or_move_the_cursor_by_field() {
     type_text(&mut app, "X");
     let ctrl_n = TermEvent::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::CONTROL));
     on_terminal_event(&mut app, ctrl_n.clone());
-    let form = app.new_task().expect("the form");
+    let form = app.popup::<NewTask>().expect("the form");
     assert_eq!(form.message.lines(), ["aXb"], "← moved the cursor in the message");
     assert_eq!(form.agent, RUNNER, "the agent stays while the message has the focus");
     // Message → context → agent.
     press(&mut app, KeyCode::Tab);
     press(&mut app, KeyCode::Tab);
     on_terminal_event(&mut app, ctrl_n);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1, "ctrl-n chose the next agent");
+    assert_eq!(
+        app.popup::<NewTask>().unwrap().agent,
+        RUNNER + 1,
+        "ctrl-n chose the next agent"
+    );
     press(&mut app, KeyCode::Right);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 2, "→ still does");
+    assert_eq!(app.popup::<NewTask>().unwrap().agent, RUNNER + 2, "→ still does");
     press(&mut app, KeyCode::Left);
-    assert_eq!(app.new_task().unwrap().agent, RUNNER + 1);
+    assert_eq!(app.popup::<NewTask>().unwrap().agent, RUNNER + 1);
 }

@@ -27,7 +27,7 @@ fn detail_pane_scrolls_to_the_raw_json() {
         text.contains("\"timestamp\": \"2027-01-15T08:08:00Z\""),
         "the end of the page is the raw JSON:\n{text}"
     );
-    let Some(&Popup::Detail { scroll: end, .. }) = app.top() else {
+    let Some(&Detail { scroll: end, .. }) = app.top_popup::<Detail>() else {
         panic!("the detail pane is open");
     };
     let position = format!("lines {}–{} of {}", end + 1, end + 20, end + 20);
@@ -39,7 +39,8 @@ fn detail_pane_scrolls_to_the_raw_json() {
     press(&mut app, KeyCode::Up);
     render(&mut app, 80, 24);
     assert!(
-        matches!(app.top(), Some(Popup::Detail { key: k, scroll }) if *k == key(RUNNER, COMPLETED) && *scroll == end - 1)
+        app.top_popup::<Detail>()
+            .is_some_and(|d| d.key == key(RUNNER, COMPLETED) && d.scroll == end - 1)
     );
 }
 
@@ -67,14 +68,14 @@ fn approvals_pane_shows_links_whole() {
 fn help_overlay() {
     let mut app = app(demo_store());
     press(&mut app, KeyCode::Char('?'));
-    assert!(matches!(&app.popups[..], [Popup::Help { page: 0 }]));
+    assert!(app.popups().len() == 1 && app.top_popup::<Help>().is_some_and(|h| h.page == 0));
     snapshot_sizes("help", &mut app);
     // The whole key map is readable even on 80x24: every action's keys, and the last line.
     for (w, h) in SIZES {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
         for (action, _) in Mode::Main.help() {
-            let keys: Vec<String> = (app.keys.keys_for(Mode::Main, *action).iter())
+            let keys: Vec<String> = (app.keys().keys_for(Mode::Main, *action).iter())
                 .map(ToString::to_string)
                 .collect();
             let keys = keys.join(" ");
@@ -87,9 +88,9 @@ fn help_overlay() {
         assert!(find(buffer, "any other key closes this help.").is_some(), "{w}x{h}");
     }
     // Page 2: every popup's keys, from their own maps, with a key remapped in one of them.
-    app.keys = KeyMap::with_overrides([(Some("confirm"), "o", "yes")]).unwrap();
+    app.set_keys(KeyMap::with_overrides([(Some("confirm"), "o", "yes")]).unwrap());
     press(&mut app, KeyCode::Tab);
-    assert!(matches!(&app.popups[..], [Popup::Help { page: 1 }]));
+    assert!(app.popups().len() == 1 && app.top_popup::<Help>().is_some_and(|h| h.page == 1));
     snapshot_sizes("help_popups", &mut app);
     for (w, h) in SIZES {
         let terminal = render(&mut app, w, h);
@@ -107,7 +108,7 @@ fn help_overlay() {
     }
     // Any other key closes it.
     press(&mut app, KeyCode::Char('z'));
-    assert!(app.popups.is_empty());
+    assert!(app.popups().is_empty());
 }
 
 #[test]
@@ -128,7 +129,7 @@ fn unauthorized_agent() {
         let terminal = render(&mut app, w, h);
         let buffer = terminal.backend().buffer();
         let (x, y) = find(buffer, "unauthorized").unwrap_or_else(|| panic!("{w}x{h}:\n{}", terminal.backend()));
-        assert_eq!(buffer[(x, y)].fg, app.theme.broken, "{w}x{h}");
+        assert_eq!(buffer[(x, y)].fg, app.theme().broken, "{w}x{h}");
         if w >= 100 {
             assert!(
                 find(buffer, "A2A_TOKEN_DEPLOYER").is_some(),
@@ -198,8 +199,8 @@ fn hostile_status_text() {
             render(&mut app, 80, 24);
         }
     }
-    let huge = app.store.task(&key(DEPLOYER, "hostile-3")).unwrap();
-    let page: Vec<String> = crate::ui::detail::lines(&app, huge, 78)
+    let huge = app.store().task(&key(DEPLOYER, "hostile-3")).unwrap();
+    let page: Vec<String> = crate::ui::popups::detail::lines(&app, huge, 78)
         .iter()
         .map(|l| l.to_string())
         .collect();
@@ -277,7 +278,7 @@ fn refused_push_deliveries_are_counted_on_the_agent_row() {
     let buffer = terminal.backend().buffer();
     let shown = "2 push deliveries refused";
     let (x, y) = find(buffer, shown).unwrap_or_else(|| panic!("{}", terminal.backend()));
-    assert_eq!(buffer[(x, y)].fg, app.theme.broken);
+    assert_eq!(buffer[(x, y)].fg, app.theme().broken);
     let row = screen_text(buffer)
         .lines()
         .nth(usize::from(y))

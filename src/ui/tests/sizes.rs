@@ -50,32 +50,32 @@ fn every_mode() -> Vec<(&'static str, App)> {
         assert!(open(&a), "{name} is open");
         modes.push((name, a));
     };
-    mode("main", &|_, _| {}, |a| a.popups.is_empty());
+    mode("main", &|_, _| {}, |a| a.popups().is_empty());
     mode(
         "filter",
         &|a, _| {
             press(a, KeyCode::Char('/'));
             type_text(a, &"日本".repeat(40));
         },
-        |a| matches!(a.top(), Some(Popup::Filter { .. })),
+        |a| a.top_popup::<Filter>().is_some(),
     );
     mode(
         "help",
         &|a, _| {
             press(a, KeyCode::Char('?'));
         },
-        |a| matches!(a.top(), Some(Popup::Help { .. })),
+        |a| a.top_popup::<Help>().is_some(),
     );
     mode("detail", &|a, _| open_detail(a, key(REVIEWER, "wide-q")), |a| {
-        matches!(a.top(), Some(Popup::Detail { .. }))
+        a.top_popup::<Detail>().is_some()
     });
     mode(
         "approvals",
         &|a, approval| {
-            a.selected = Some(approval.clone());
+            a.select(approval.clone());
             press(a, KeyCode::Tab);
         },
-        |a| a.focus == crate::app::Pane::Approvals,
+        |a| a.focus() == crate::app::Pane::Approvals,
     );
     mode(
         "answer",
@@ -83,7 +83,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             a.open_answer(&key(REVIEWER, "wide-q"));
             type_text(a, &"長い答え ".repeat(60));
         },
-        |a| a.answer().is_some(),
+        |a| a.popup::<AnswerBox>().is_some(),
     );
     mode(
         "answer to an endless question",
@@ -91,7 +91,7 @@ fn every_mode() -> Vec<(&'static str, App)> {
             // More characters and lines than a u16 counts.
             let endless = format!("{}{}", "q".repeat(70_000), "\n".repeat(70_000));
             add(
-                &mut a.store,
+                a.store_mut(),
                 REVIEWER,
                 "endless-q",
                 CTX,
@@ -101,39 +101,39 @@ fn every_mode() -> Vec<(&'static str, App)> {
             );
             a.open_answer(&key(REVIEWER, "endless-q"));
         },
-        |a| a.answer().is_some(),
+        |a| a.popup::<AnswerBox>().is_some(),
     );
     mode(
         "confirm approve",
         &|a, approval| {
-            a.selected = Some(approval.clone());
+            a.select(approval.clone());
             press(a, KeyCode::Char('a'));
         },
-        |a| a.confirm().is_some(),
+        |a| a.popup::<Confirm>().is_some(),
     );
     mode(
         "confirm cancel",
         &|a, _| {
-            a.selected = Some(key(RUNNER, "odd"));
+            a.select(key(RUNNER, "odd"));
             press(a, KeyCode::Char('x'));
         },
-        |a| a.confirm().is_some(),
+        |a| a.popup::<Confirm>().is_some(),
     );
     mode(
         "inbox",
         &|a, _| {
             press(a, KeyCode::Char('i'));
         },
-        |a| a.inbox().is_some(),
+        |a| a.popup::<Inbox>().map(|i| i.selected).is_some(),
     );
     mode(
         "new task",
         &|a, _| {
-            a.selected = Some(key(DEPLOYER, APPROVAL));
+            a.select(key(DEPLOYER, APPROVAL));
             press(a, KeyCode::Char('n'));
             type_text(a, &"🇯🇵".repeat(80));
         },
-        |a| a.new_task().is_some(),
+        |a| a.popup::<NewTask>().is_some(),
     );
     modes
 }

@@ -9,9 +9,9 @@ use crate::app::effects::Effect;
 
 /// Applies an event the way the event loop does and returns the effects it asked for.
 fn feed(app: &mut App, event: Event) -> Vec<Effect> {
-    let change = app.store.apply(event);
+    let change = app.store_mut().apply(event);
     app.on_changes(&[change]);
-    std::mem::take(&mut app.steer.effects)
+    app.take_effects()
 }
 
 fn alarms(effects: &[Effect]) -> Vec<&Effect> {
@@ -87,8 +87,11 @@ fn bell_and_notification_when_a_task_fails_or_asks_but_not_for_old_tasks() {
         "a task that becomes interrupted rings too: {asks:?}"
     );
 
-    app.steer.prefs.bell = false;
-    app.steer.prefs.desktop = false;
+    app.set_prefs(Prefs {
+        bell: false,
+        desktop: false,
+        ..app.steer().prefs
+    });
     let quiet = feed(
         &mut app,
         status_update(RUNNER, WORKING, CTX, "TASK_STATE_FAILED", "gave up", NOW),
@@ -146,7 +149,7 @@ fn the_terminal_title_counts_the_waiting_tasks() {
 fn esc_is_later_the_waiting_questions_stay_down_and_a_new_one_pops_up() {
     let mut app = app(demo_store());
     app.on_changes(&[]);
-    let boxed = |app: &App| app.answer().map(|b| b.key.clone());
+    let boxed = |app: &App| app.popup::<AnswerBox>().map(|b| b.key.clone());
     assert_eq!(boxed(&app), Some(key(REVIEWER, QUESTION)), "the question pops up");
     press(&mut app, KeyCode::Esc);
     assert_eq!(boxed(&app), None);
@@ -164,55 +167,59 @@ fn the_inbox_moves_with_j_and_k_and_enter_answers_the_task_under_the_cursor() {
     let mut s = demo_store();
     s.apply(second_question(NOW - 1));
     let mut app = app(s);
-    let waiting: Vec<TaskKey> = app.store.interrupts().iter().map(|t| t.key.clone()).collect();
+    let waiting: Vec<TaskKey> = app.store().interrupts().iter().map(|t| t.key.clone()).collect();
     let target = key(REVIEWER, SECOND_QUESTION);
     let at = waiting.iter().position(|k| *k == target).unwrap();
     assert!(waiting.len() >= 3 && at > 0, "{waiting:?}");
     press(&mut app, KeyCode::Char('i'));
-    assert_eq!(app.inbox(), Some(0));
+    assert_eq!(app.popup::<Inbox>().map(|i| i.selected), Some(0));
     press(&mut app, KeyCode::Char('k'));
-    assert_eq!(app.inbox(), Some(0), "stays at the top");
+    assert_eq!(app.popup::<Inbox>().map(|i| i.selected), Some(0), "stays at the top");
     for _ in 0..waiting.len() + 2 {
         press(&mut app, KeyCode::Char('j'));
     }
-    assert_eq!(app.inbox(), Some(waiting.len() - 1), "stops at the bottom");
+    assert_eq!(
+        app.popup::<Inbox>().map(|i| i.selected),
+        Some(waiting.len() - 1),
+        "stops at the bottom"
+    );
     for _ in at..waiting.len() - 1 {
         press(&mut app, KeyCode::Char('k'));
     }
-    assert_eq!(app.inbox(), Some(at));
+    assert_eq!(app.popup::<Inbox>().map(|i| i.selected), Some(at));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.inbox(), None);
-    assert_eq!(app.selected, Some(target.clone()));
-    assert_eq!(app.answer().map(|b| b.key.clone()), Some(target));
+    assert_eq!(app.popup::<Inbox>().map(|i| i.selected), None);
+    assert_eq!(app.selected().cloned(), Some(target.clone()));
+    assert_eq!(app.popup::<AnswerBox>().map(|b| b.key.clone()), Some(target));
 }
 
 #[test]
 fn a_paste_goes_into_the_open_box_or_form() {
     let mut app = app(demo_store());
     app.on_changes(&[]);
-    assert!(app.answer().is_some());
+    assert!(app.popup::<AnswerBox>().is_some());
     on_terminal_event(&mut app, TermEvent::Paste("release/2026.10".into()));
-    assert_eq!(app.answer().unwrap().text(), "release/2026.10");
-    assert!(app.spec.filter.is_empty(), "not into the filter");
+    assert_eq!(app.popup::<AnswerBox>().unwrap().text(), "release/2026.10");
+    assert!(app.spec().filter.is_empty(), "not into the filter");
 
     press(&mut app, KeyCode::Esc);
-    app.selected = Some(key(DEPLOYER, APPROVAL));
+    app.select(key(DEPLOYER, APPROVAL));
     press(&mut app, KeyCode::Char('n'));
     on_terminal_event(&mut app, TermEvent::Paste("deploy build 7\nto staging".into()));
-    let form = app.new_task().expect("the new-task form");
+    let form = app.popup::<NewTask>().expect("the new-task form");
     assert_eq!(form.message.lines().join("\n"), "deploy build 7\nto staging");
 }
 
 #[test]
 fn ctrl_c_in_a_dialog_quits_without_sending() {
     let mut app = app(demo_store());
-    app.selected = Some(key(RUNNER, WORKING));
+    app.select(key(RUNNER, WORKING));
     press(&mut app, KeyCode::Char('x'));
-    assert!(app.confirm().is_some(), "the cancel confirmation");
+    assert!(app.popup::<Confirm>().is_some(), "the cancel confirmation");
     on_terminal_event(
         &mut app,
         TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
     );
-    assert!(app.quit);
-    assert!(app.steer.outbox.is_empty(), "quitting answers nothing");
+    assert!(app.quitting());
+    assert!(app.steer().outbox.is_empty(), "quitting answers nothing");
 }

@@ -134,7 +134,7 @@ fn column_on_row(buffer: &Buffer, y: u16, text: &str) -> Option<u16> {
 
 /// The rows as (depth, node) pairs, for structure checks.
 fn layout(app: &App) -> Vec<(usize, Node)> {
-    app.tree
+    app.tree()
         .rows_from(0)
         .iter()
         .map(|r| (r.depth, r.node.clone()))
@@ -157,7 +157,7 @@ fn tree_app() -> App {
     let mut app = app(tree_store());
     render(&mut app, 160, 48);
     assert!(press(&mut app, KeyCode::Char('v')));
-    assert!(app.tree.shown);
+    assert!(app.tree().shown);
     app
 }
 
@@ -182,9 +182,9 @@ fn contexts_are_roots_and_references_nest_tasks() {
         (1, task_node(ASSISTANT, LOOP_B)),
     ];
     assert_eq!(layout(&app), expected);
-    let planner = app.tree.tree().below(&task_node(ASSISTANT, PLANNER));
+    let planner = app.tree().tree().below(&task_node(ASSISTANT, PLANNER));
     assert_eq!((planner.interrupted, planner.completed, planner.active), (1, 1, 1));
-    let plan = app.tree.tree().below(&context(ASSISTANT, PLAN));
+    let plan = app.tree().tree().below(&context(ASSISTANT, PLAN));
     assert_eq!(plan.total(), 7, "a context counts every task on its branches");
     snapshot_sizes("tree", &mut app);
 }
@@ -194,7 +194,7 @@ fn waiting_tasks_are_bold_and_unknown_states_in_the_error_colour() {
     let mut app = tree_app();
     let terminal = render(&mut app, 160, 48);
     let buffer = terminal.backend().buffer();
-    let theme = &app.theme;
+    let theme = app.theme();
     let (x, y) = find(buffer, &ASKS[..8]).expect("the waiting task is on screen");
     assert!(buffer[(x, y)].modifier.contains(Modifier::BOLD), "its id is bold");
     let (sx, sy) = find(buffer, "INPUT_REQUIRED").unwrap();
@@ -242,19 +242,19 @@ fn collapse_and_expand_through_the_keys_and_survive_updates() {
     render(&mut app, 80, 24);
     // Home goes to the first row, j moves down, as in the table.
     press(&mut app, KeyCode::Home);
-    assert_eq!(app.tree.selected, Some(context(DEPLOYER, RUN_CTX)));
-    assert_eq!(app.selected, None, "a context is no task");
+    assert_eq!(app.tree().selected, Some(context(DEPLOYER, RUN_CTX)));
+    assert_eq!(app.selected().cloned(), None, "a context is no task");
     // Down to the planner (rows: deployer ctx, hostile, runner ctx, odd, failed, plan ctx, planner).
     for _ in 0..6 {
         press(&mut app, KeyCode::Char('j'));
     }
     assert_eq!(
-        app.selected,
+        app.selected().cloned(),
         Some(key(ASSISTANT, PLANNER)),
         "a task row selects its task"
     );
     press(&mut app, KeyCode::Left);
-    assert!(app.tree.is_collapsed(&task_node(ASSISTANT, PLANNER)));
+    assert!(app.tree().is_collapsed(&task_node(ASSISTANT, PLANNER)));
     let rows = layout(&app);
     assert!(
         !rows.iter().any(|(_, n)| *n == task_node(ASSISTANT, ASKS)),
@@ -268,7 +268,7 @@ fn collapse_and_expand_through_the_keys_and_survive_updates() {
     assert!(column_on_row(buffer, planner_y, "◆ 1 waiting").is_some());
     // A new task and a state move: the tree is built again, the branch stays closed.
     add(
-        &mut app.store,
+        app.store_mut(),
         ASSISTANT,
         "n0000011-new0",
         PLAN,
@@ -276,7 +276,7 @@ fn collapse_and_expand_through_the_keys_and_survive_updates() {
         "new",
         NOW - 1,
     );
-    app.store.apply(status_update(
+    app.store_mut().apply(status_update(
         ASSISTANT,
         DONE,
         PLAN,
@@ -285,44 +285,48 @@ fn collapse_and_expand_through_the_keys_and_survive_updates() {
         NOW,
     ));
     render(&mut app, 80, 24);
-    assert!(app.tree.is_collapsed(&task_node(ASSISTANT, PLANNER)));
+    assert!(app.tree().is_collapsed(&task_node(ASSISTANT, PLANNER)));
     assert!(
         layout(&app)
             .iter()
             .any(|(_, n)| *n == task_node(ASSISTANT, "n0000011-new0"))
     );
     assert_eq!(
-        app.selected,
+        app.selected().cloned(),
         Some(key(ASSISTANT, PLANNER)),
         "the selection stays on its task"
     );
     // Right opens it; Left on a leaf goes to its parent; space closes and opens.
     press(&mut app, KeyCode::Right);
-    assert!(!app.tree.is_collapsed(&task_node(ASSISTANT, PLANNER)));
+    assert!(!app.tree().is_collapsed(&task_node(ASSISTANT, PLANNER)));
     press(&mut app, KeyCode::Down);
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.selected, Some(key(ASSISTANT, DEEP)));
+    assert_eq!(app.selected().cloned(), Some(key(ASSISTANT, DEEP)));
     press(&mut app, KeyCode::Char('h'));
-    assert_eq!(app.selected, Some(key(ASSISTANT, ASKS)), "left on a leaf: its parent");
+    assert_eq!(
+        app.selected().cloned(),
+        Some(key(ASSISTANT, ASKS)),
+        "left on a leaf: its parent"
+    );
     press(&mut app, KeyCode::Char(' '));
-    assert!(app.tree.is_collapsed(&task_node(ASSISTANT, ASKS)));
+    assert!(app.tree().is_collapsed(&task_node(ASSISTANT, ASKS)));
     press(&mut app, KeyCode::Char(' '));
-    assert!(!app.tree.is_collapsed(&task_node(ASSISTANT, ASKS)));
+    assert!(!app.tree().is_collapsed(&task_node(ASSISTANT, ASKS)));
     // ⏎ on a task opens its details, as in the table; on a context it closes the context.
     press(&mut app, KeyCode::Enter);
-    assert!(matches!(app.top(), Some(Popup::Detail { key: k, .. }) if *k == key(ASSISTANT, ASKS)));
+    assert!(app.top_popup::<Detail>().is_some_and(|d| d.key == key(ASSISTANT, ASKS)));
     press(&mut app, KeyCode::Esc);
     press(&mut app, KeyCode::Char('g'));
     press(&mut app, KeyCode::Enter);
-    assert!(app.popups.is_empty());
-    assert!(app.tree.is_collapsed(&context(DEPLOYER, RUN_CTX)));
+    assert!(app.popups().is_empty());
+    assert!(app.tree().is_collapsed(&context(DEPLOYER, RUN_CTX)));
     // End is the last row; `v` brings the table back, on the same task.
     press(&mut app, KeyCode::End);
-    let last = app.selected.clone().expect("the last row is a task");
+    let last = app.selected().cloned().expect("the last row is a task");
     press(&mut app, KeyCode::Char('v'));
     let terminal = render(&mut app, 160, 48);
-    assert!(!app.tree.shown);
-    assert_eq!(app.selected, Some(last));
+    assert!(!app.tree().shown);
+    assert_eq!(app.selected(), Some(&last));
     assert!(find(terminal.backend().buffer(), " Tasks ").is_some());
 }
 
@@ -339,19 +343,19 @@ fn counts_kept_through_state_moves_match_a_fresh_build() {
         (ASKS, "TASK_STATE_COMPLETED"),
     ];
     for (i, (id, state)) in moves.into_iter().enumerate() {
-        app.store
+        app.store_mut()
             .apply(status_update(ASSISTANT, id, PLAN, state, "moved", NOW + i as i64));
         render(&mut app, 160, 48);
     }
-    let fresh = TaskTree::build(&app.store, &app.spec);
+    let fresh = TaskTree::build(app.store(), app.spec());
     for node in [
         context(ASSISTANT, PLAN),
         task_node(ASSISTANT, PLANNER),
         task_node(ASSISTANT, ASKS),
     ] {
-        assert_eq!(app.tree.tree().below(&node), fresh.below(&node), "{node:?}");
+        assert_eq!(app.tree().tree().below(&node), fresh.below(&node), "{node:?}");
     }
-    let plan = app.tree.tree().below(&context(ASSISTANT, PLAN));
+    let plan = app.tree().tree().below(&context(ASSISTANT, PLAN));
     assert_eq!((plan.interrupted, plan.completed), (2, 2));
 }
 
@@ -382,20 +386,22 @@ fn the_filter_applies_to_the_tree() {
 #[test]
 fn the_tree_keys_can_be_remapped() {
     let mut app = app(tree_store());
-    app.keys = KeyMap::with_overrides([
-        (None, "T", "toggle_tree"),
-        (None, "v", "none"),
-        (None, "z", "toggle_branch"),
-    ])
-    .unwrap();
+    app.set_keys(
+        KeyMap::with_overrides([
+            (None, "T", "toggle_tree"),
+            (None, "v", "none"),
+            (None, "z", "toggle_branch"),
+        ])
+        .unwrap(),
+    );
     render(&mut app, 80, 24);
     press(&mut app, KeyCode::Char('v'));
-    assert!(!app.tree.shown, "v is unbound");
+    assert!(!app.tree().shown, "v is unbound");
     press(&mut app, KeyCode::Char('T'));
-    assert!(app.tree.shown);
+    assert!(app.tree().shown);
     press(&mut app, KeyCode::Home);
     press(&mut app, KeyCode::Char('z'));
-    assert!(app.tree.is_collapsed(&context(DEPLOYER, RUN_CTX)));
+    assert!(app.tree().is_collapsed(&context(DEPLOYER, RUN_CTX)));
     // Help lists the remapped key.
     press(&mut app, KeyCode::Char('?'));
     let terminal = render(&mut app, 160, 48);
@@ -434,8 +440,8 @@ fn a_long_chain_of_references_neither_loops_nor_overflows() {
     let mut app = app(s);
     press(&mut app, KeyCode::Char('v'));
     render(&mut app, 80, 24);
-    assert_eq!(app.tree.row_count(), n as usize + 1);
-    assert_eq!(app.tree.tree().below(&context(RUNNER, "chain")).active, n as usize);
+    assert_eq!(app.tree().row_count(), n as usize + 1);
+    assert_eq!(app.tree().tree().below(&context(RUNNER, "chain")).active, n as usize);
     press(&mut app, KeyCode::End);
     let terminal = render(&mut app, 80, 24);
     assert!(
@@ -502,7 +508,7 @@ fn a_planners_tapped_delegations_are_one_root_across_agents() {
             (1, task_node(DEPLOYER, "d0000012-fan")),
         ]
     );
-    let below = app.tree.tree().below(&planner);
+    let below = app.tree().tree().below(&planner);
     assert_eq!((below.completed, below.interrupted), (1, 1));
     let text = screen_text(&render(&mut app, 160, 48).backend().buffer().clone());
     assert!(text.contains("planner · run the tests of the release"), "{text}");
@@ -517,7 +523,7 @@ fn a_planners_tapped_delegations_are_one_root_across_agents() {
     );
 
     // The assistant's task turns up in the planner's traffic: it joins the planner's root.
-    app.store.apply(Event::Tapped {
+    app.store_mut().apply(Event::Tapped {
         agent: ASSISTANT,
         task: "a0000013-own".into(),
         seen: ts(NOW),

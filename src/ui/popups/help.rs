@@ -7,15 +7,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
-use super::format::{fit, width, wrap};
-use super::view::{border, to_u16};
-use crate::app::App;
+use super::super::format::{fit, width, wrap};
+use super::super::view::{border, to_u16};
 use crate::app::keys::{Action, Mode};
+use crate::app::popup::help::Help;
+use crate::app::{App, Areas};
 
 /// The keys of an action in a mode, as help lists them.
 fn keys_of(app: &App, mode: Mode, action: Action) -> String {
     let keys: Vec<String> = app
-        .keys
+        .keys()
         .keys_for(mode, action)
         .iter()
         .map(ToString::to_string)
@@ -44,31 +45,25 @@ fn entries(app: &App, page: usize) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Help drawn from the key maps: one column where it fits, two where it does not (the whole
-/// page must be readable on 80x24).
-pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, page: usize) {
-    let t = &app.theme;
-    let entries = entries(app, page);
-    let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
-    let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
-    let column = |entries: &[(String, String)], col_w: usize| -> Vec<Line<'static>> {
-        entries
-            .iter()
-            .flat_map(|(keys, what)| {
-                let keys = fit(keys, key_w);
-                let lead = " ".repeat(1 + key_w - width(&keys));
-                let entry = Line::from(vec![
-                    Span::styled(format!("{lead}{keys}  "), bold),
-                    Span::raw(what.to_string()),
-                ]);
-                wrap(&entry, col_w, width(&keys) + 2, 3)
-            })
-            .collect()
-    };
-    let w = 80.min(area.width);
-    let inner_w = usize::from(w.saturating_sub(2));
-    let room = usize::from(area.height.saturating_sub(2));
-    let next = app.keys.hint_in(Mode::Help, Action::NextPage);
+/// The entries as the lines of a column `col_w` wide, the keys right-aligned in `key_w`.
+fn column(entries: &[(String, String)], key_w: usize, bold: Style, col_w: usize) -> Vec<Line<'static>> {
+    entries
+        .iter()
+        .flat_map(|(keys, what)| {
+            let keys = fit(keys, key_w);
+            let lead = " ".repeat(1 + key_w - width(&keys));
+            let entry = Line::from(vec![
+                Span::styled(format!("{lead}{keys}  "), bold),
+                Span::raw(what.to_string()),
+            ]);
+            wrap(&entry, col_w, width(&keys) + 2, 3)
+        })
+        .collect()
+}
+
+/// The notes under the keys: how to change them, and what is on the other page.
+fn notes(app: &App, page: usize, inner_w: usize) -> Vec<Line<'static>> {
+    let next = app.keys().hint_in(Mode::Help, Action::NextPage);
     let notes: [String; 2] = if page == 0 {
         [
             "Keys can be changed in the config file: [keys] \"ctrl-d\" = \"page_down\"".to_string(),
@@ -80,29 +75,55 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, page: usize) {
             format!("{next}: the main screen's keys · any other key closes this help."),
         ]
     };
-    let notes: Vec<Line> = notes
+    notes
         .iter()
-        .flat_map(|n| wrap(&Line::styled(format!(" {n}"), t.dim()), inner_w, 0, 2))
+        .flat_map(|n| wrap(&Line::styled(format!(" {n}"), app.theme().dim()), inner_w, 0, 2))
+        .collect()
+}
+
+/// The entries in one column where they fit in `room` lines, else in two (the second empty
+/// for one), split where the lines balance.
+fn columns(
+    entries: &[(String, String)],
+    bold: Style,
+    inner_w: usize,
+    room: usize,
+) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+    let key_w = entries.iter().map(|(k, _)| width(k)).max().unwrap_or(1).min(16);
+    let one = column(entries, key_w, bold, inner_w);
+    if one.len() <= room {
+        return (one, Vec::new());
+    }
+    let col_w = inner_w.saturating_sub(1) / 2;
+    let heights: Vec<usize> = entries
+        .iter()
+        .map(|e| column(std::slice::from_ref(e), key_w, bold, col_w).len())
         .collect();
-    let one = column(&entries, inner_w);
-    let (left, right) = if one.len() + 2 + notes.len() <= room {
-        (one, Vec::new())
-    } else {
-        // Two columns, split where the lines balance.
-        let col_w = inner_w.saturating_sub(1) / 2;
-        let heights: Vec<usize> = entries
-            .iter()
-            .map(|e| column(std::slice::from_ref(e), col_w).len())
-            .collect();
-        let total: usize = heights.iter().sum();
-        let mut split = 0;
-        let mut acc = 0;
-        while split < entries.len() && acc + heights[split] <= total.div_ceil(2) {
-            acc += heights[split];
-            split += 1;
-        }
-        (column(&entries[..split], col_w), column(&entries[split..], col_w))
-    };
+    let total: usize = heights.iter().sum();
+    let mut split = 0;
+    let mut acc = 0;
+    while split < entries.len() && acc + heights[split] <= total.div_ceil(2) {
+        acc += heights[split];
+        split += 1;
+    }
+    (
+        column(&entries[..split], key_w, bold, col_w),
+        column(&entries[split..], key_w, bold, col_w),
+    )
+}
+
+/// Help drawn from the key maps: one column where it fits, two where it does not (the whole
+/// page must be readable on 80x24).
+pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, help: &Help) {
+    let (area, page) = (frame.area(), help.page);
+    let t = app.theme();
+    let bold = Style::new().fg(t.title).add_modifier(Modifier::BOLD);
+    let w = 80.min(area.width);
+    let inner_w = usize::from(w.saturating_sub(2));
+    let room = usize::from(area.height.saturating_sub(2));
+    let notes = notes(app, page, inner_w);
+    // A blank line above the keys and one above the notes.
+    let (left, right) = columns(&entries(app, page), bold, inner_w, room.saturating_sub(2 + notes.len()));
     let body = left.len().max(right.len());
     // A blank line above the keys and one above the notes.
     let h = to_u16(body + 4 + notes.len()).min(area.height);

@@ -1,17 +1,17 @@
-//! The input box (state in `app::answer`): the question in full, the editor, what became of the
+//! The input box (state and keys in `app::popup::answer`): the question in full, the editor, what became of the
 //! last Enter, and the keys.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::format::{cells, task_id, waited};
+use super::super::format::{cells, task_id, waited};
 use crate::a2a::{Message, PartContent};
-use crate::app::App;
-use crate::app::answer::AnswerBox;
-use crate::app::keys::{Action, Mode};
+use crate::app::keys::Mode;
+use crate::app::popup::answer::{AnswerBox, HINTS};
+use crate::app::{App, Areas};
 use crate::text::{one_line, sanitize};
 use crate::theme::Theme;
 
@@ -34,8 +34,9 @@ fn question_lines(message: Option<&Message>, theme: &Theme) -> Vec<Line<'static>
     out
 }
 
-pub(super) fn draw(frame: &mut Frame, area: Rect, boxed: &AnswerBox, app: &App) {
-    let (store, theme, now) = (&app.store, &app.theme, app.now);
+pub(super) fn draw(frame: &mut Frame, _areas: &Areas, app: &App, boxed: &AnswerBox) {
+    let area = frame.area();
+    let (store, theme, now) = (app.store(), app.theme(), app.now());
     let waiting = store.total_counts().interrupted;
     let Some(task) = store.task(&boxed.key) else { return };
     let width = area.width.saturating_sub(4).clamp(20, 100);
@@ -43,7 +44,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, boxed: &AnswerBox, app: &App) 
     let q_height = cells(question.len()).clamp(1, 10);
     let editor_height = cells(boxed.editor.lines().len()).saturating_add(2).clamp(3, 8);
     let height = (q_height + editor_height + 4).min(area.height);
-    let popup = super::dialogs::centered(area, width, height);
+    let popup = super::centered(area, width, height);
     frame.render_widget(Clear, popup);
     let asks = if boxed.changed { "asks something else" } else { "asks" };
     let title = Line::from(vec![
@@ -93,18 +94,7 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, boxed: &AnswerBox, app: &App) 
     frame.render_widget(Paragraph::new(line), status);
     let more = waiting.saturating_sub(1);
     let hints_line = Line::from(vec![
-        Span::styled(
-            super::dialogs::hints(
-                &app.keys,
-                Mode::Answer,
-                &[
-                    (Action::Send, "send"),
-                    (Action::Newline, "new line"),
-                    (Action::Back, "later (draft kept)"),
-                ],
-            ),
-            theme.dim(),
-        ),
+        Span::styled(super::hints(app.keys(), Mode::Answer, &HINTS), theme.dim()),
         Span::styled(
             if more > 0 {
                 format!("   {more} more waiting")

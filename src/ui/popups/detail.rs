@@ -1,4 +1,4 @@
-//! The detail pane of one task: the timeline the watcher recorded, the current status message in
+//! The detail pane of one task (state and keys in `app::popup::detail`): the timeline the watcher recorded, the current status message in
 //! full, the history, the artifacts (text shown, JSON pretty-printed) and the raw JSON of the last
 //! snapshot, in one scrollable page. Lines are wrapped to the pane, so nothing is cut at its right
 //! edge; what is too long to keep is cut visibly, never silently.
@@ -12,10 +12,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Padding, Paragraph};
 use serde_json::Value;
 
-use super::format::{clock, line, pad, plural, state_name, waited, wrap};
+use super::super::format::{clock, line, pad, plural, state_name, waited, wrap};
 use crate::a2a::{Message, Part, PartContent};
-use crate::app::App;
 use crate::app::effects::{is_web_link, links};
+use crate::app::popup::detail::Detail;
+use crate::app::{App, Areas};
 use crate::store::{TaskEntry, TaskKey};
 use crate::text::{head, sanitize};
 use crate::theme::{Theme, state_glyph};
@@ -169,16 +170,37 @@ fn pretty_head(value: &Value, max: usize) -> (String, bool) {
 
 /// Every line of the pane, top to bottom, wrapped to `width` columns.
 pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
+    let t = app.theme();
     let mut page = Page {
         lines: Vec::new(),
         theme: t.clone(),
     };
+    summary(&mut page, app, task);
+    timeline(&mut page, app, task, width);
+    status_message(&mut page, t, task);
+    history(&mut page, t, task);
+    artifacts(&mut page, t, task);
+    raw_json(&mut page, t, task);
+    page.lines
+        .iter()
+        .flat_map(|(l, hang)| {
+            if l.width() <= width {
+                vec![l.clone()]
+            } else {
+                wrap(l, width, *hang, WRAP_LINES)
+            }
+        })
+        .collect()
+}
+
+/// The agent, the state and how long, the ids, the error.
+fn summary(page: &mut Page, app: &App, task: &TaskEntry) {
+    let t = app.theme();
     let state = task.state();
     page.push(Line::from(vec![
-        Span::raw(format!("{}  ", line(app.store.agent_name(task.key.agent), 40))),
+        Span::raw(format!("{}  ", line(app.store().agent_name(task.key.agent), 40))),
         Span::styled(format!("{} {}", state_glyph(state), state_name(state)), t.state(state)),
-        Span::styled(format!("  for {}", waited(app.now, task.state_since)), t.dim()),
+        Span::styled(format!("  for {}", waited(app.now(), task.state_since)), t.dim()),
     ]));
     page.push(Line::styled(format!("task     {}", line(&task.key.id, 200)), t.dim()));
     page.push(Line::styled(format!("context  {}", line(&task.context, 200)), t.dim()));
@@ -189,7 +211,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         ));
     }
     page.push(Line::raw(""));
+}
 
+fn timeline(page: &mut Page, app: &App, task: &TaskEntry, width: usize) {
+    let t = app.theme();
     page.push(heading("Timeline (as this watcher saw it)", t));
     if task.timeline_dropped > 0 {
         page.push(Line::styled(
@@ -200,7 +225,7 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
     // One line per entry: the timeline is the overview, the status message below is in full.
     for tr in &task.timeline {
         let lead = vec![
-            Span::styled(format!("{}  ", clock(tr.at, &app.tz)), t.dim()),
+            Span::styled(format!("{}  ", clock(tr.at, app.tz())), t.dim()),
             Span::styled(pad(&state_name(&tr.state), 16), t.state(&tr.state)),
         ];
         let used: usize = lead.iter().map(Span::width).sum();
@@ -209,7 +234,10 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.push(Line::from(spans));
     }
     page.push(Line::raw(""));
+}
 
+/// The current status message in full, with its links.
+fn status_message(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading("Status message", t));
     match &task.status.message {
         Some(m) => {
@@ -226,7 +254,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         None => page.push(Line::styled("(none)", t.dim())),
     }
     page.push(Line::raw(""));
+}
 
+fn history(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading(
         &format!("History ({})", plural(task.history.len(), "message")),
         t,
@@ -241,7 +271,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.message(m);
     }
     page.push(Line::raw(""));
+}
 
+fn artifacts(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading(&format!("Artifacts ({})", task.artifacts.len()), t));
     if !task.cut.is_empty() {
         let c = task.cut;
@@ -268,7 +300,9 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         page.parts(&rest, "  ");
     }
     page.push(Line::raw(""));
+}
 
+fn raw_json(page: &mut Page, t: &Theme, task: &TaskEntry) {
     page.push(heading("Raw JSON (the last snapshot, later events folded in)", t));
     if !task.snapshot_seen {
         page.push(Line::styled(
@@ -277,16 +311,6 @@ pub fn lines(app: &App, task: &TaskEntry, width: usize) -> Vec<Line<'static>> {
         ));
     }
     page.json(&serde_json::to_value(task.as_task()).unwrap_or_default(), "");
-    page.lines
-        .iter()
-        .flat_map(|(l, hang)| {
-            if l.width() <= width {
-                vec![l.clone()]
-            } else {
-                wrap(l, width, *hang, WRAP_LINES)
-            }
-        })
-        .collect()
 }
 
 fn inner(area: Rect) -> Rect {
@@ -308,19 +332,21 @@ pub fn visible_lines(area: Rect) -> usize {
 /// How far the pane can scroll: its last line at the bottom.
 pub fn max_scroll(app: &App, key: &TaskKey, area: Rect) -> usize {
     let inner = inner(area);
-    app.store.task(key).map_or(0, |task| {
+    app.store().task(key).map_or(0, |task| {
         lines(app, task, usize::from(inner.width))
             .len()
             .saturating_sub(visible_lines(area))
     })
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, key: &TaskKey, scroll: usize) {
-    let t = &app.theme;
+/// The pane over the table's and the approvals' place (`Areas::body`).
+pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, detail: &Detail) {
+    let (area, key, scroll) = (areas.body(), &detail.key, detail.scroll);
+    let t = app.theme();
     frame.render_widget(Clear, area);
     // Its keys are in the footer, from the key map.
     let title = Line::styled(" Task detail ", Style::new().fg(t.title));
-    let Some(task) = app.store.task(key) else {
+    let Some(task) = app.store().task(key) else {
         frame.render_widget(
             Paragraph::new("This task is gone from the store.").block(block(t).title(title)),
             area,

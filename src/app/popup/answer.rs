@@ -1,16 +1,20 @@
-//! The input box: a person answers an INPUT_REQUIRED task (or an interactions/v1 question)
+//! The input box (drawn by `ui::popups::answer`): a person answers an INPUT_REQUIRED task (or an interactions/v1 question)
 //! without leaving the dashboard. The box answers the question it shows and nothing else: when
 //! the question changes under it, the box shows the new one and the next Enter only takes note.
 //! Failure loses nothing: the text stays, the error is shown under it, and a retry sends the
 //! same messageId (`interactions::message_id`), so an agent that deduplicates answers once.
 
+use crossterm::event::KeyEvent;
 use jiff::{SignedDuration, Timestamp};
 use ratatui::style::Style;
 use ratatui_textarea::TextArea;
 
-use super::steer::{Sending, Settled};
+use super::{Behaviour, Member, ModeKeys, text_box_keys};
 use crate::a2a::interactions::{self, Answer, fingerprint_of};
 use crate::a2a::{Message, SendMessageRequest, StateClass, TaskState};
+use crate::app::App;
+use crate::app::keys::Action;
+use crate::app::steer::{Sending, Settled};
 use crate::store::{Store, TaskEntry, TaskKey};
 use crate::text::one_line;
 
@@ -177,6 +181,82 @@ impl AnswerBox {
                 "No reply from the agent in {}s: it may not have the answer · ⏎ retries (same messageId)",
                 timeout.as_secs()
             ));
+        }
+    }
+}
+
+pub const KEYS: ModeKeys = ModeKeys {
+    name: "answer",
+    title: "answer box",
+    help: &HINTS,
+    defaults: text_box_keys,
+};
+
+/// The box's hint line, as help lists it too.
+pub const HINTS: [(Action, &str); 3] = [
+    (Action::Send, "send"),
+    (Action::Newline, "new line"),
+    (Action::Back, "later (draft kept)"),
+];
+
+impl Behaviour for AnswerBox {
+    fn on_action(app: &mut App, action: Action) {
+        match action {
+            Action::Send => app.send_answer(),
+            Action::Newline => {
+                if let Some(boxed) = AnswerBox::top_mut(&mut app.popups) {
+                    boxed.editor.insert_newline();
+                }
+            }
+            Action::Back => app.answer_later(),
+            _ => {}
+        }
+    }
+
+    fn on_other_key(app: &mut App, key: KeyEvent) -> bool {
+        if let Some(boxed) = AnswerBox::top_mut(&mut app.popups) {
+            boxed.editor.input(key);
+            boxed.error = None;
+        }
+        true
+    }
+
+    fn on_paste(app: &mut App, text: &str) -> bool {
+        if let Some(boxed) = AnswerBox::top_mut(&mut app.popups) {
+            boxed.editor.insert_str(text);
+        }
+        true
+    }
+}
+
+impl App {
+    /// Enter in the answer box: sends the answer to the question on screen, if it may go.
+    fn send_answer(&mut self) {
+        let (store, now) = (&self.store, self.now);
+        let Some(boxed) = self.popups.iter_mut().find_map(AnswerBox::of_mut) else {
+            return;
+        };
+        if let Submit::Send(request) = boxed.submit(store, now) {
+            let agent = boxed.key.agent;
+            let action = self.send(agent, *request);
+            if let Some(b) = self.popup_mut::<AnswerBox>() {
+                b.sending.start(action, now);
+            }
+        }
+    }
+
+    /// Esc in the answer box: the draft waits for this question, which stays in the inbox;
+    /// the ones waiting now do not pop up.
+    fn answer_later(&mut self) {
+        let Some(boxed) = self.take::<AnswerBox>() else { return };
+        let draft = boxed.text();
+        if !draft.trim().is_empty() {
+            self.steer.drafts.insert((boxed.key, boxed.question), draft);
+        }
+        for t in self.store.interrupts() {
+            if *t.state() == TaskState::InputRequired {
+                self.steer.dismissed.insert((t.key.clone(), Question::of(t)));
+            }
         }
     }
 }
