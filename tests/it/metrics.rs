@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::cli::spawn;
+use crate::cli::{run, spawn, stderr};
 use crate::demo_client::{TOKEN, start_demo};
 use crate::scenarios::{connect, first_link, message, read, reply, stream_all, until_auth_required};
 use crate::tui::Scratch;
@@ -52,12 +52,14 @@ async fn until(url: &str, want: &[(&str, f64)]) -> String {
     }
 }
 
-/// `a2a-watch --json --metrics-listen 127.0.0.1:0` on `agents`; the metrics URL its stderr says.
-async fn start_watching(agents: &[String]) -> (Child, String) {
+/// `a2a-watch --json --metrics-listen 127.0.0.1:0` on `agents`, and `more` arguments; the
+/// metrics URL its stderr says.
+async fn start_watching(agents: &[String], more: &[&str]) -> (Child, String) {
     let mut args = vec!["--json", "--metrics-listen", "127.0.0.1:0"];
     for a in agents {
         args.extend(["--agent", a]);
     }
+    args.extend(more);
     let mut child = spawn(&args, &[("A2A_TOKEN_DEPLOYER", TOKEN)]);
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let line = tokio::time::timeout(WAIT, stderr.next_line()).await;
@@ -76,7 +78,7 @@ async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_i
     let demo = start_demo().await;
     let names = ["test-runner", "code-reviewer", "deployer"];
     let agents: Vec<String> = names.iter().map(|n| format!("{n}={}", demo.url(n))).collect();
-    let (_watching, url) = start_watching(&agents).await;
+    let (_watching, url) = start_watching(&agents, &[]).await;
     let up = |n: &str| format!("a2a_watch_agent_up{{agent=\"{n}\"}}");
     until(
         &url,
@@ -173,6 +175,43 @@ async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_i
     assert_eq!(not_here.status(), 404);
 
     prometheus_reads(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_address_needs_the_allow_and_a_token_is_asked_of_every_scrape() {
+    let agent = ["runner=http://127.0.0.1:9"];
+    let refused = run(&["--json", "--metrics-listen", "0.0.0.0:0", "--agent", agent[0]], &[]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let said = stderr(&refused);
+    assert!(
+        said.contains("not loopback") && said.contains("--metrics-allow-remote"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "one clear line: {said}");
+
+    let scratch = Scratch::new("metrics-token");
+    let config = scratch.0.join("config.toml");
+    std::fs::write(&config, "metrics_token = \"scrape-s3cret\"\n").unwrap();
+    let agent = agent.map(String::from);
+    let (_watching, url) = start_watching(&agent, &["--config", config.to_str().unwrap()]).await;
+    let url = url
+        .strip_suffix(" (bearer token required)")
+        .expect("the line says a token is required");
+    let http = reqwest::Client::new();
+    let without = http.get(url).send().await.unwrap();
+    assert_eq!(without.status(), 401);
+    let wrong = http.get(url).bearer_auth("scrape-s3cre").send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    let with = http.get(url).bearer_auth("scrape-s3cret").send().await.unwrap();
+    assert_eq!(with.status(), 200);
+    let text = with.text().await.unwrap();
+    assert_eq!(
+        value(&text, r#"a2a_watch_agent_up{agent="runner"}"#),
+        Some(0.0),
+        "{text}"
+    );
+    let posted = http.post(url).bearer_auth("scrape-s3cret").send().await.unwrap();
+    assert_eq!(posted.status(), 404);
 }
 
 /// `promtool ARGS` succeeds, with `stdin` as its input, in assets/prometheus.
