@@ -159,6 +159,9 @@ fn waits(e: &mut Exposition, agents: &[(&str, &AgentSeries)]) {
     }
 }
 
+/// Reads one of an agent's counters.
+type Count = fn(&AgentSeries) -> u64;
+
 /// The families of the agents themselves: up, info and their counters.
 fn agent_families(e: &mut Exposition, agents: &[(&str, &AgentSeries)]) {
     e.family(
@@ -180,7 +183,7 @@ fn agent_families(e: &mut Exposition, agents: &[(&str, &AgentSeries)]) {
             e.sample("a2a_watch_agent_info", &labels, 1);
         }
     }
-    let counters: [(&str, &str, fn(&AgentSeries) -> u64); 3] = [
+    let counters: [(&str, &str, Count); 3] = [
         ("a2a_watch_events_total", "Events applied from the agent.", |a| a.events),
         (
             "a2a_watch_stream_reconnects_total",
