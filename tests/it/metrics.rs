@@ -16,8 +16,9 @@ use tokio::process::{Child, Command};
 
 use crate::cli::{run, spawn, stderr};
 use crate::demo_client::{TOKEN, start_demo};
-use crate::scenarios::{connect, first_link, message, read, reply, stream_all, until_auth_required};
+use crate::scenarios::{Run, connect, first_link, message, read, reply, stream_all, until_auth_required};
 use crate::tui::Scratch;
+use a2a_watch::demo::DemoAgents;
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -73,23 +74,43 @@ async fn start_watching(agents: &[String], more: &[&str]) -> (Child, String) {
     (child, url.to_string())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_it() {
-    let demo = start_demo().await;
-    let names = ["test-runner", "code-reviewer", "deployer"];
-    let agents: Vec<String> = names.iter().map(|n| format!("{n}={}", demo.url(n))).collect();
-    let (_watching, url) = start_watching(&agents, &[]).await;
-    let up = |n: &str| format!("a2a_watch_agent_up{{agent=\"{n}\"}}");
-    until(
-        &url,
-        &names
-            .map(|n| (up(n), 1.0))
-            .iter()
-            .map(|(s, v)| (s.as_str(), *v))
-            .collect::<Vec<_>>(),
-    )
-    .await;
+/// What the scrape says once the test runner failed, the reviewer's question was answered and
+/// another asked, and the deployer's approval granted.
+const AFTER: [(&str, f64); 11] = [
+    (r#"a2a_watch_tasks{agent="test-runner",state="failed"}"#, 1.0),
+    (r#"a2a_watch_tasks{agent="code-reviewer",state="input_required"}"#, 1.0),
+    (r#"a2a_watch_tasks{agent="code-reviewer",state="completed"}"#, 1.0),
+    (r#"a2a_watch_tasks{agent="deployer",state="auth_required"}"#, 0.0),
+    (r#"a2a_watch_tasks{agent="deployer",state="completed"}"#, 1.0),
+    (
+        r#"a2a_watch_wait_duration_seconds_count{agent="code-reviewer",state="input_required"}"#,
+        1.0,
+    ),
+    (
+        r#"a2a_watch_wait_duration_seconds_count{agent="deployer",state="auth_required"}"#,
+        1.0,
+    ),
+    (
+        r#"a2a_watch_wait_duration_seconds_count{agent="deployer",state="input_required"}"#,
+        0.0,
+    ),
+    (
+        r#"a2a_watch_task_transitions_total{agent="deployer",from="auth_required",to="working"}"#,
+        1.0,
+    ),
+    (
+        r#"a2a_watch_oldest_waiting_seconds{agent="deployer",state="auth_required"}"#,
+        0.0,
+    ),
+    (
+        r#"a2a_watch_agent_info{agent="deployer",protocol="1.0",binding="JSON-RPC"}"#,
+        1.0,
+    ),
+];
 
+/// A failed test run, a question answered, an approval granted and a question left waiting, on
+/// the demo agents watched at `url`; the answered question's stream.
+async fn fail_ask_and_approve(demo: &DemoAgents, url: &str) -> Run {
     let runner = connect(demo.url("test-runner"), Binding::JsonRpc, None).await;
     let run = stream_all(&runner, &message("run the tests, they will fail")).await;
     assert_eq!(run.last_state(), Some(&TaskState::Failed));
@@ -99,13 +120,13 @@ async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_i
     let question = stream_all(&reviewer, &message("review this diff")).await;
     assert_eq!(question.last_state(), Some(&TaskState::InputRequired));
     let waiting = r#"a2a_watch_tasks{agent="code-reviewer",state="input_required"}"#;
-    until(&url, &[(waiting, 1.0)]).await;
+    until(url, &[(waiting, 1.0)]).await;
     stream_all(&reviewer, &reply(&question.task, &question.context, "main")).await;
 
     let deployer = connect(demo.url("deployer"), Binding::JsonRpc, Some(TOKEN)).await;
     let (mut stream, mut approval) = until_auth_required(&deployer, "deploy 1.2.3 to staging, approve first").await;
     until(
-        &url,
+        url,
         &[(r#"a2a_watch_tasks{agent="deployer",state="auth_required"}"#, 1.0)],
     )
     .await;
@@ -117,41 +138,20 @@ async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_i
     let left = stream_all(&reviewer, &message("review this other diff")).await;
     assert_eq!(left.last_state(), Some(&TaskState::InputRequired));
 
-    let text = until(
-        &url,
-        &[
-            (r#"a2a_watch_tasks{agent="test-runner",state="failed"}"#, 1.0),
-            (waiting, 1.0),
-            (r#"a2a_watch_tasks{agent="code-reviewer",state="completed"}"#, 1.0),
-            (r#"a2a_watch_tasks{agent="deployer",state="auth_required"}"#, 0.0),
-            (r#"a2a_watch_tasks{agent="deployer",state="completed"}"#, 1.0),
-            (
-                r#"a2a_watch_wait_duration_seconds_count{agent="code-reviewer",state="input_required"}"#,
-                1.0,
-            ),
-            (
-                r#"a2a_watch_wait_duration_seconds_count{agent="deployer",state="auth_required"}"#,
-                1.0,
-            ),
-            (
-                r#"a2a_watch_wait_duration_seconds_count{agent="deployer",state="input_required"}"#,
-                0.0,
-            ),
-            (
-                r#"a2a_watch_task_transitions_total{agent="deployer",from="auth_required",to="working"}"#,
-                1.0,
-            ),
-            (
-                r#"a2a_watch_oldest_waiting_seconds{agent="deployer",state="auth_required"}"#,
-                0.0,
-            ),
-            (
-                r#"a2a_watch_agent_info{agent="deployer",protocol="1.0",binding="JSON-RPC"}"#,
-                1.0,
-            ),
-        ],
-    )
-    .await;
+    question
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_it() {
+    let demo = start_demo().await;
+    let names = ["test-runner", "code-reviewer", "deployer"];
+    let agents: Vec<String> = names.iter().map(|n| format!("{n}={}", demo.url(n))).collect();
+    let (_watching, url) = start_watching(&agents, &[]).await;
+    for name in names {
+        until(&url, &[(&format!("a2a_watch_agent_up{{agent=\"{name}\"}}"), 1.0)]).await;
+    }
+    let question = fail_ask_and_approve(&demo, &url).await;
+    let text = until(&url, &AFTER).await;
     let oldest = r#"a2a_watch_oldest_waiting_seconds{agent="code-reviewer",state="input_required"}"#;
     assert!(value(&text, oldest).unwrap() > 0.0, "{text}");
     let waited = r#"a2a_watch_wait_duration_seconds_sum{agent="deployer",state="auth_required"}"#;
