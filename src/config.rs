@@ -86,6 +86,13 @@ pub struct Config {
     /// agent's own `require_signed_card` overrides it.
     #[serde(default)]
     pub require_signed_card: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics (`--metrics-listen`).
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Let `metrics_listen` be an address other than loopback.
+    #[serde(default)]
+    pub metrics_allow_remote: bool,
+    /// A scrape must send `Authorization: Bearer` with this token.
+    pub metrics_token: Option<Secret>,
 }
 
 /// One `[[agent]]` table; `AgentConfig::spec`, in `cli/specs.rs`, turns it into an agent to watch.

@@ -69,6 +69,19 @@ pub struct WatchArgs {
     pub screen: ScreenArgs,
 }
 
+/// Where Prometheus scrapes the metrics (README "Monitoring stack"); shared by the dashboard,
+/// `--json` and `demo`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics at http://ADDR/metrics (loopback unless --metrics-allow-remote).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Let --metrics-listen use an address other than loopback (set metrics_token in the config
+    /// to ask scrapers for a token).
+    #[arg(long)]
+    pub metrics_allow_remote: bool,
+}
+
 /// How to reach an agent; shared by every client command.
 #[derive(Args, Debug, Clone)]
 pub struct ConnArgs {

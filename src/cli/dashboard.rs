@@ -40,6 +40,8 @@ pub struct ScreenArgs {
     /// With --record: replace a recording already at FILE (never a file of another kind).
     #[arg(long, requires = "record")]
     pub force: bool,
+    #[command(flatten)]
+    pub metrics: super::args::MetricsArgs,
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
@@ -137,6 +139,8 @@ pub async fn watch(
         history: config.history_limit.unwrap_or(Limits::default().history),
         ..Limits::default()
     };
+    // Held to the end: dropping it stops the metrics server.
+    let _metrics = super::metrics::start(&screen.metrics, config, &mut store).await?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {

@@ -15,6 +15,7 @@ mod demo;
 mod error;
 mod follow;
 mod headless;
+mod metrics;
 mod out;
 mod parts;
 mod print;

@@ -14,6 +14,7 @@ mod grpc;
 mod hostile_servers;
 mod layers;
 mod local_servers;
+mod metrics;
 mod ordering;
 mod output;
 mod peers;

@@ -417,7 +417,7 @@ pub async fn question_is_answered(client: &Client, q: &Quirks, text: &str, branc
     assert!(review.contains(branch), "the review names the branch: {review}");
 }
 
-fn first_link(text: &str) -> String {
+pub fn first_link(text: &str) -> String {
     text.split_whitespace()
         .find(|w| w.starts_with("http://"))
         .expect("a link in the status text")
@@ -425,7 +425,7 @@ fn first_link(text: &str) -> String {
 }
 
 /// Opens a stream and reads it until the task waits in AUTH_REQUIRED.
-async fn until_auth_required(client: &Client, text: &str) -> (EventStream, Run) {
+pub async fn until_auth_required(client: &Client, text: &str) -> (EventStream, Run) {
     let mut run = Run::default();
     let mut stream = client
         .send_streaming_message(&message(text))

@@ -211,6 +211,27 @@ pub enum Event {
 }
 
 impl Event {
+    /// The agent the event is about.
+    pub fn agent(&self) -> AgentId {
+        match self {
+            Event::Info { agent, .. }
+            | Event::Health { agent, .. }
+            | Event::Snapshot { agent, .. }
+            | Event::Update { agent, .. }
+            | Event::Watching { agent, .. }
+            | Event::NotFound { agent, .. }
+            | Event::Quiet { agent, .. }
+            | Event::ListingCut { agent, .. }
+            | Event::Tapped { agent, .. }
+            | Event::PushRefused { agent }
+            | Event::Busy { agent, .. }
+            | Event::TapSignedCard { agent, .. }
+            | Event::EventsMissed { agent }
+            | Event::TaskError { agent, .. }
+            | Event::Action { agent, .. } => *agent,
+        }
+    }
+
     /// What a task's own event says, as the store takes it: a whole task is a snapshot, anything
     /// else an update (a stream, a push delivery, a tapped exchange).
     pub fn from_stream(agent: AgentId, event: StreamResponse, seen: Timestamp) -> Event {

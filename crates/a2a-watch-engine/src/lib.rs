@@ -10,6 +10,7 @@
 pub mod a2a;
 pub mod event;
 pub mod local_server;
+pub mod metrics;
 pub mod ndjson;
 pub mod push;
 pub mod record;

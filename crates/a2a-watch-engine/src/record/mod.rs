@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::a2a::shown::ShownUrl;
-use crate::event::{AgentId, Event};
+use crate::event::Event;
 use crate::ndjson::{self, JsonLines};
 use crate::store::{Change, Store};
 
@@ -303,7 +303,7 @@ impl<R: BufRead> Reader<R> {
             return Ok(None);
         }
         let entry: EntryLine = serde_json::from_slice(&self.buf).map_err(|e| format!("not a recorded event: {e}"))?;
-        let agent = agent_of(&entry.rec);
+        let agent = entry.rec.agent();
         if agent >= self.agents {
             return Err(format!("agent {agent} is not in the header ({} agents)", self.agents));
         }
@@ -443,27 +443,6 @@ fn parse_header(line: &[u8]) -> Result<Header, String> {
         ));
     }
     serde_json::from_value(value).map_err(|e| format!("a broken recording header: {e}"))
-}
-
-/// The agent an event is about.
-fn agent_of(ev: &Event) -> AgentId {
-    match ev {
-        Event::Info { agent, .. }
-        | Event::Health { agent, .. }
-        | Event::Snapshot { agent, .. }
-        | Event::Update { agent, .. }
-        | Event::Watching { agent, .. }
-        | Event::NotFound { agent, .. }
-        | Event::Quiet { agent, .. }
-        | Event::Tapped { agent, .. }
-        | Event::ListingCut { agent, .. }
-        | Event::PushRefused { agent }
-        | Event::Busy { agent, .. }
-        | Event::TapSignedCard { agent, .. }
-        | Event::EventsMissed { agent }
-        | Event::TaskError { agent, .. }
-        | Event::Action { agent, .. } => *agent,
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use jiff::Timestamp;
 
-use super::{Change, Counts, Journal, Store, TaskKey};
+use super::{Change, Counts, Journal, Move, Store, TaskKey};
 use crate::a2a::{StateClass, TaskState};
 use crate::event::AgentId;
 
@@ -70,10 +70,10 @@ impl Store {
         if self.counts.len() <= key.agent {
             self.counts.resize(key.agent + 1, Counts::default());
         }
-        if let Some((state, since)) = before {
-            self.counts[key.agent].remove(&state);
-            self.waiting.remove(&(since, key.clone()));
-            self.approvals.remove(&(since, key.clone()));
+        if let Some((state, since)) = &before {
+            self.counts[key.agent].remove(state);
+            self.waiting.remove(&(*since, key.clone()));
+            self.approvals.remove(&(*since, key.clone()));
         }
         self.counts[key.agent].add(&now.0);
         if now.0.is_interrupted() {
@@ -81,6 +81,14 @@ impl Store {
         }
         if now.0 == TaskState::AuthRequired {
             self.approvals.insert((now.1, key.clone()));
+        }
+        // Kept only for an observer, which `apply` hands it to.
+        if self.observer.is_some() {
+            self.moved = Some(Move {
+                key: key.clone(),
+                from: before,
+                to: now,
+            });
         }
     }
 

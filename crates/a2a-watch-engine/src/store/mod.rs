@@ -33,7 +33,7 @@ use jiff::Timestamp;
 use crate::a2a::shown::ShownUrl;
 use crate::event::{ActionId, ActionOutcome, AgentId, Health};
 
-pub use types::{AgentEntry, Change, Counts, Cut, Journal, Limits, TaskEntry, TaskKey, Transition};
+pub use types::{AgentEntry, Change, Counts, Cut, Journal, Limits, Move, Observer, TaskEntry, TaskKey, Transition};
 
 #[derive(Debug, Default)]
 pub struct Store {
@@ -62,6 +62,9 @@ pub struct Store {
     /// Too much changed (or an agent was renamed): views rebuild.
     journal_overflowed: bool,
     pub limits: Limits,
+    /// Told of every event applied (`observe`), with the state move it made (`moved`).
+    observer: Option<Box<dyn Observer>>,
+    moved: Option<Move>,
 }
 
 impl Store {
@@ -88,6 +91,11 @@ impl Store {
                 .collect(),
             ..Store::default()
         }
+    }
+
+    /// From now on, `observer` is told of every event applied (`Observer`).
+    pub fn observe(&mut self, observer: Box<dyn Observer>) {
+        self.observer = Some(observer);
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {

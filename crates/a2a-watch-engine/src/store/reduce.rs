@@ -45,6 +45,7 @@ fn merge_metadata(held: &mut Metadata, incoming: Metadata, limit: usize) -> usiz
 
 impl Store {
     pub fn apply(&mut self, event: Event) -> Change {
+        let agent = event.agent();
         // Only these create a task, move its state or mark it unknown to its agent.
         let target = match &event {
             Event::Snapshot { agent, task, .. } => Some((*agent, task.id.as_str())),
@@ -61,8 +62,14 @@ impl Store {
         if change != Change::Nothing {
             self.note(&change);
         }
+        if let Some(mut observer) = self.observer.take() {
+            let moved = self.moved.take();
+            observer.applied(self, agent, &change, moved.as_ref());
+            self.observer = Some(observer);
+        }
         change
     }
+
     fn apply_event(&mut self, event: Event) -> Change {
         match event {
             Event::Info { agent, info } => self.set_info(agent, info),

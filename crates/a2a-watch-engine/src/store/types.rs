@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
+use super::Store;
 use crate::a2a::shown::ShownUrl;
 use crate::a2a::{Artifact, Message, Metadata, StateClass, Task, TaskState, TaskStatus};
 use crate::event::{ActionId, AgentId, AgentInfo, Health, SignedCardAtTap, WatchMode};
@@ -169,6 +170,15 @@ pub struct AgentEntry {
     pub missed_events: u64,
 }
 
+impl AgentEntry {
+    /// The name the user gave, else the card's once read; never the URL that `name` holds until
+    /// then (the label of the agent's metrics, README "Monitoring stack").
+    pub fn given_or_card_name(&self) -> Option<&str> {
+        let card_named = self.info.as_ref().is_some_and(|i| !i.name.is_empty());
+        (self.named_by_user || card_named).then_some(self.name.as_str())
+    }
+}
+
 /// Tasks per class on one agent; terminal ones split into success and the rest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -222,6 +232,22 @@ pub enum Change {
     /// The task's state moved (a new timeline entry).
     State(TaskKey),
     Action(ActionId),
+}
+
+/// A task's state move, as the store indexed it: the state it left and since when (none for a
+/// task first seen), and the state it entered and since when (`TaskEntry::state_since`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub key: TaskKey,
+    pub from: Option<(TaskState, Timestamp)>,
+    pub to: (TaskState, Timestamp),
+}
+
+/// Told of every event the store applies (`Store::observe`), after it is applied: the agent it
+/// was about, what it changed, the task's state move if it made one, and the store as it is now.
+/// One call per event, so what an observer keeps costs it no look at every task (`metrics`).
+pub trait Observer: Send + std::fmt::Debug {
+    fn applied(&mut self, store: &Store, agent: AgentId, change: &Change, moved: Option<&Move>);
 }
 
 /// What changed since the views last looked.
