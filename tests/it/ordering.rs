@@ -97,11 +97,22 @@ async fn quiet_streams_are_re_checked_within_the_agents_check_rate() {
     // A window of one second holds slots of two groups at most: the end of one, the next.
     let most_in_a_second = times
         .iter()
-        .map(|t| times.iter().filter(|u| **u >= *t && **u - *t < Duration::from_secs(1)).count())
+        .map(|t| {
+            times
+                .iter()
+                .filter(|u| **u >= *t && **u - *t < Duration::from_secs(1))
+                .count()
+        })
         .max()
         .unwrap();
-    assert!(most_in_a_second <= 10, "{most_in_a_second} GetTasks within one second at 5/s");
-    let together = times.windows(2).filter(|w| w[1] - w[0] < Duration::from_millis(50)).count();
+    assert!(
+        most_in_a_second <= 10,
+        "{most_in_a_second} GetTasks within one second at 5/s"
+    );
+    let together = times
+        .windows(2)
+        .filter(|w| w[1] - w[0] < Duration::from_millis(50))
+        .count();
     assert!(together >= 2, "checks due together come together: {times:?}");
     assert_eq!(fake.count("SubscribeToTask"), 20, "every stream was kept");
     w.engine.shutdown().await;
