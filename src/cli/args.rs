@@ -70,7 +70,7 @@ pub struct WatchArgs {
 }
 
 /// Where Prometheus scrapes the metrics (README "Monitoring stack"); shared by the dashboard,
-/// `--json` and `demo`.
+/// `--json`, `--headless` and `demo`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct MetricsArgs {
     /// Serve Prometheus metrics at http://ADDR/metrics (loopback unless --metrics-allow-remote).

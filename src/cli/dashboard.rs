@@ -1,4 +1,4 @@
-//! Running the watch engine under a front end: the terminal dashboard, or `--json`.
+//! Running the watch engine under a front end: the terminal dashboard, `--json` or `--headless`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,7 +7,7 @@ use clap::Args;
 use tokio::sync::mpsc;
 
 use super::Error;
-use super::headless::{self, Until};
+use super::headless::{self, Front, Until};
 use crate::app::App;
 use crate::app::keys::KeyMap;
 use crate::app::steer::Prefs;
@@ -24,6 +24,10 @@ pub struct ScreenArgs {
     /// No screen: one NDJSON line per change on stdout.
     #[arg(long)]
     pub json: bool,
+    /// No screen and nothing on stdout, for a service (systemd, a container): the engine with
+    /// --metrics-listen and --record; logs go to the log file. SIGTERM or SIGINT stops it (exit 0).
+    #[arg(long, conflicts_with = "json")]
+    pub headless: bool,
     /// With --json: stop once this is true.
     #[arg(long, value_enum, requires = "json")]
     pub until: Option<Until>,
@@ -167,8 +171,16 @@ pub async fn watch(
     // Held to the end: dropping it stops the taps with the engine.
     let _taps = taps.start(tx.clone());
     let engine = Engine::start(specs, opts, tx);
-    let result = if screen.json {
-        headless::run(store, rx, screen.until, given, recorder).await
+    let front = if screen.json {
+        Some(Front::Json {
+            until: screen.until,
+            given,
+        })
+    } else {
+        screen.headless.then_some(Front::Headless)
+    };
+    let result = if let Some(front) = front {
+        headless::run(store, rx, front, recorder).await
     } else {
         let (commands, mut outbox) = mpsc::channel(64);
         let engine = &engine;
@@ -183,7 +195,8 @@ pub async fn watch(
         let (result, ()) = tokio::join!(crate::run::live::dashboard(app, rx, commands, recorder), forward);
         result.map_err(Error::from)
     };
-    // Streams are dropped with the engine; give it a moment, not forever.
-    let _ = tokio::time::timeout(Duration::from_secs(2), engine.shutdown()).await;
+    // Streams are dropped with the engine; give it a moment, not forever: a service sent SIGTERM
+    // is out within 2 s (issue 22), and push cleanup's own 1.5 s fits in this.
+    let _ = tokio::time::timeout(Duration::from_millis(1800), engine.shutdown()).await;
     result
 }

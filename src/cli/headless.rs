@@ -1,14 +1,50 @@
-//! `--json`: the dashboard's engine, store and loop (`run`) with no screen: its sink writes one
-//! NDJSON line per change (the `--follow` schema, plus agent health lines), for scripts and CI.
+//! The dashboard's engine, store and loop (`run`) with no screen, in one sink: `--json` writes
+//! one NDJSON line per change (the `--follow` schema, plus agent health lines), for scripts and
+//! CI; `--headless` writes nothing, for a service (systemd, a container) that serves
+//! `--metrics-listen` and `--record`. Both stop on SIGTERM or SIGINT, after the burst at hand is
+//! applied, written and recorded (README "Monitoring stack").
 
 use std::io;
 use std::path::Path;
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::{Error, out};
 use crate::event::Receiver;
 use crate::record::Recorder;
 use crate::run::{self, Clock, Sink, Wake, live::Live};
 use crate::store::{Change, Store, TaskKey};
+
+/// SIGTERM (systemd, `docker stop`) and SIGINT (Ctrl-C), listened for from the start: one that
+/// comes while a burst is applied is kept for the next wait, not lost between two waits.
+struct Stop {
+    terminate: Signal,
+    interrupt: Signal,
+}
+
+impl Stop {
+    fn listen() -> Result<Stop, Error> {
+        let listen = |kind| {
+            signal(kind).map_err(|source| Error::Io {
+                what: "listening for SIGTERM and SIGINT".into(),
+                source,
+            })
+        };
+        Ok(Stop {
+            terminate: listen(SignalKind::terminate())?,
+            interrupt: listen(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Once either signal came: the sink's only input.
+    async fn requested(&mut self) -> Result<Wake<()>, run::Error> {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+        Ok(Wake::End)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Until {
@@ -33,18 +69,21 @@ fn done(store: &Store, until: Option<Until>, given: &[TaskKey]) -> bool {
     }
 }
 
-/// `--json`'s sink: the store, and the lines of each burst written out together at its end,
-/// in one write (the recording's too, if `--record`: the loop flushes it).
-struct Lines {
+/// The sink of both: the store (the metrics server observes it) and, for `--json`, the lines of
+/// each burst written out together at its end, in one write (the recording's too, if `--record`:
+/// the loop flushes it). `--headless` is this with no lines: nothing is made or written.
+struct NoScreen {
     store: Store,
     until: Option<Until>,
     given: Vec<TaskKey>,
-    out: Vec<u8>,
+    /// `--json`'s lines of the burst at hand; `None` for `--headless`.
+    lines: Option<Vec<u8>>,
     finished: bool,
+    stop: Stop,
 }
 
-impl Sink for Lines {
-    /// Ctrl-C: the only input there is.
+impl Sink for NoScreen {
+    /// A stop signal: the only input there is.
     type Input = ();
 
     fn done(&self) -> bool {
@@ -52,7 +91,7 @@ impl Sink for Lines {
     }
 
     fn target(&mut self) -> (&mut Store, Option<&mut Vec<u8>>) {
-        (&mut self.store, Some(&mut self.out))
+        (&mut self.store, self.lines.as_mut())
     }
 
     fn applied(&mut self, change: Change) {
@@ -61,11 +100,14 @@ impl Sink for Lines {
     }
 
     fn burst_applied(&mut self, _now: jiff::Timestamp) {
-        out::write(&self.out);
-        self.out.clear();
+        if let Some(lines) = &mut self.lines {
+            out::write(lines);
+            lines.clear();
+        }
     }
 
-    /// The burst's lines still go out; then `--json` stops with the error.
+    /// The burst's lines still go out; then both stop with the error: a service is better
+    /// restarted than left running without the recording it was asked for.
     fn recording_failed(&mut self, path: &Path, source: io::Error) -> Result<(), run::Error> {
         self.burst_applied(jiff::Timestamp::now());
         Err(run::Error::Io {
@@ -83,8 +125,7 @@ impl Sink for Lines {
     }
 
     async fn wake(&mut self) -> Result<Wake<()>, run::Error> {
-        let _ = tokio::signal::ctrl_c().await;
-        Ok(Wake::End)
+        self.stop.requested().await
     }
 
     fn on_input(&mut self, (): (), _clock: &mut impl Clock) -> Result<(), run::Error> {
@@ -94,21 +135,28 @@ impl Sink for Lines {
     fn on_tick(&mut self, _clock: &impl Clock) {}
 }
 
-/// Prints changes until the engine stops, `until` is reached, or Ctrl-C: the dashboard's loop
-/// on the live clock, with lines for a screen.
-pub async fn run(
-    store: Store,
-    events: Receiver,
-    until: Option<Until>,
-    given: Vec<TaskKey>,
-    recorder: Option<Recorder>,
-) -> Result<(), Error> {
-    let mut lines = Lines {
+/// What the loop shows without a screen.
+pub enum Front {
+    /// `--json`: a line per change, until `until` (if any) holds; `given`: the `--task`s.
+    Json { until: Option<Until>, given: Vec<TaskKey> },
+    /// `--headless`: nothing.
+    Headless,
+}
+
+/// Applies (and records) events until the engine stops, `--until` is reached, or a stop signal:
+/// the dashboard's loop on the live clock, with `--json`'s lines or nothing for a screen.
+pub async fn run(store: Store, events: Receiver, front: Front, recorder: Option<Recorder>) -> Result<(), Error> {
+    let (lines, until, given) = match front {
+        Front::Json { until, given } => (Some(Vec::new()), until, given),
+        Front::Headless => (None, None, Vec::new()),
+    };
+    let mut sink = NoScreen {
         store,
         until,
         given,
-        out: Vec::new(),
+        lines,
         finished: false,
+        stop: Stop::listen()?,
     };
-    Ok(run::run(&mut Live::new(events, None), &mut lines, recorder).await?)
+    Ok(run::run(&mut Live::new(events, None), &mut sink, recorder).await?)
 }

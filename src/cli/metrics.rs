@@ -1,5 +1,5 @@
 //! `--metrics-listen` (config `metrics_listen`): the engine's metrics server, started beside the
-//! dashboard or `--json` on the store they apply events to (README "Monitoring stack").
+//! dashboard, `--json` or `--headless` on the store they apply events to (README "Monitoring stack").
 
 use super::Error;
 use super::args::MetricsArgs;

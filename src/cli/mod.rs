@@ -1,4 +1,4 @@
-//! The command line: the dashboard (no subcommand), its headless twin (`--json`), a
+//! The command line: the dashboard (no subcommand), its headless twins (`--json`, `--headless`), a
 //! scriptable A2A client, and the demo. Exit codes: 0 success, 1 protocol or transport error,
 //! 2 bad usage.
 //!

@@ -2,8 +2,8 @@
 //! actions, and the front shows the result. It is generic over where events and time come from
 //! (a [`Clock`]: the engine and the wall clock (`live`), or a recording's clock with its speed,
 //! pause and seek (`playback`)) and over what shows them (a [`Sink`]: the terminal, drawn only
-//! when something changed and at most ~30 times a second (`screen`), or `--json`'s NDJSON lines
-//! with no screen). Recording is the loop's too: it records what it applies (`Intake`), the app
+//! when something changed and at most ~30 times a second (`screen`), or, with no screen,
+//! `--json`'s NDJSON lines or `--headless`'s nothing). Recording is the loop's too: it records what it applies (`Intake`), the app
 //! never sees the recorder. It sits above both `app` and `ui`: before each frame it hands the app
 //! the layout `ui` computed, and it carries out the app's effects, screenshots (`shot`) included.
 
@@ -77,7 +77,7 @@ pub enum Wake<I> {
     Input(I),
     /// A frame may be drawn.
     Frame,
-    /// The user is done (the terminal closed, Ctrl-C).
+    /// The user is done (the terminal closed, Ctrl-C; SIGTERM or SIGINT with no screen).
     End,
 }
 

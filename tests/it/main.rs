@@ -11,6 +11,7 @@ mod discovery;
 mod engine;
 mod golden;
 mod grpc;
+mod headless;
 mod hostile_servers;
 mod layers;
 mod local_servers;

@@ -23,7 +23,7 @@ use a2a_watch::demo::DemoAgents;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Scrapes `url` (a2a-watch's /metrics) with `accept`, once.
-async fn scrape(url: &str, accept: &str) -> String {
+pub(crate) async fn scrape(url: &str, accept: &str) -> String {
     let resp = reqwest::Client::new()
         .get(url)
         .header("accept", accept)
@@ -41,7 +41,7 @@ fn value(text: &str, series: &str) -> Option<f64> {
 }
 
 /// Scrapes until every `(series, value)` holds; panics with the last scrape after `WAIT`.
-async fn until(url: &str, want: &[(&str, f64)]) -> String {
+pub(crate) async fn until(url: &str, want: &[(&str, f64)]) -> String {
     let start = Instant::now();
     loop {
         let text = scrape(url, "text/plain").await;
@@ -53,10 +53,10 @@ async fn until(url: &str, want: &[(&str, f64)]) -> String {
     }
 }
 
-/// `a2a-watch --json --metrics-listen 127.0.0.1:0` on `agents`, and `more` arguments; the
-/// metrics URL its stderr says.
-async fn start_watching(agents: &[String], more: &[&str]) -> (Child, String) {
-    let mut args = vec!["--json", "--metrics-listen", "127.0.0.1:0"];
+/// `a2a-watch FRONT --metrics-listen 127.0.0.1:0` (FRONT: `--json` or `--headless`) on
+/// `agents`, and `more` arguments; the metrics URL its stderr says.
+pub(crate) async fn start_watching(front: &str, agents: &[String], more: &[&str]) -> (Child, String) {
+    let mut args = vec![front, "--metrics-listen", "127.0.0.1:0"];
     for a in agents {
         args.extend(["--agent", a]);
     }
@@ -146,7 +146,7 @@ async fn a_scrape_counts_questions_approvals_and_failures_and_prometheus_reads_i
     let demo = start_demo().await;
     let names = ["test-runner", "code-reviewer", "deployer"];
     let agents: Vec<String> = names.iter().map(|n| format!("{n}={}", demo.url(n))).collect();
-    let (_watching, url) = start_watching(&agents, &[]).await;
+    let (_watching, url) = start_watching("--json", &agents, &[]).await;
     for name in names {
         until(&url, &[(&format!("a2a_watch_agent_up{{agent=\"{name}\"}}"), 1.0)]).await;
     }
@@ -194,7 +194,7 @@ async fn a_remote_address_needs_the_allow_and_a_token_is_asked_of_every_scrape()
     let config = scratch.0.join("config.toml");
     std::fs::write(&config, "metrics_token = \"scrape-s3cret\"\n").unwrap();
     let agent = agent.map(String::from);
-    let (_watching, url) = start_watching(&agent, &["--config", config.to_str().unwrap()]).await;
+    let (_watching, url) = start_watching("--json", &agent, &["--config", config.to_str().unwrap()]).await;
     let url = url
         .strip_suffix(" (bearer token required)")
         .expect("the line says a token is required");
