@@ -276,16 +276,12 @@ fn by_read_size(reps: usize) -> (String, f64, f64) {
     (t, ours_at[3] / ours_at[1], es_at[3] / es_at[1])
 }
 
-pub fn run() -> Section {
-    let reps = if quick() { 3 } else { 9 };
-    let mut rows = Vec::new();
-    for (name, config) in configs() {
-        say(format!("decode: {name}"));
-        rows.push(measure(name, &config, reps));
-    }
-    say("decode: SSE parsing by read size");
-    let (sizes, growth, es_growth) = by_read_size(reps);
-    let ns = |s: f64| format!("{:.0} ns", s * 1e9);
+fn ns(s: f64) -> String {
+    format!("{:.0} ns", s * 1e9)
+}
+
+/// The table of every corpus: the baseline, each stage alone and the full path, per frame.
+fn stage_table(rows: &[Row]) -> String {
     let table_rows: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -303,6 +299,32 @@ pub fn run() -> Section {
             ]
         })
         .collect();
+    table(
+        &[
+            "frames",
+            "n",
+            "avg frame",
+            "baseline `from_slice::<Value>`",
+            "SSE parse",
+            "decode",
+            "apply",
+            "full",
+            "full frames/s",
+            "full / baseline",
+        ],
+        &table_rows,
+    )
+}
+
+pub fn run() -> Section {
+    let reps = if quick() { 3 } else { 9 };
+    let mut rows = Vec::new();
+    for (name, config) in configs() {
+        say(format!("decode: {name}"));
+        rows.push(measure(name, &config, reps));
+    }
+    say("decode: SSE parsing by read size");
+    let (sizes, growth, es_growth) = by_read_size(reps);
     let primary = &rows[0];
     let ratio = primary.full / primary.baseline;
     let worst_row = rows
@@ -332,21 +354,7 @@ Ratio = full / baseline, per frame. Target ≤ {TARGET}x on the status-update st
 how apply cost grows with what a task already holds (worst ratio {worst:.2}x).\n{why}\nSSE parsing alone (status-update \
 stream) against the size of the reads it is given; hyper hands over whatever the socket holds, up to its adaptive \
 buffer's limit, so a reader that falls behind gets bigger reads:\n\n{sizes}",
-        table(
-            &[
-                "frames",
-                "n",
-                "avg frame",
-                "baseline `from_slice::<Value>`",
-                "SSE parse",
-                "decode",
-                "apply",
-                "full",
-                "full frames/s",
-                "full / baseline"
-            ],
-            &table_rows
-        ),
+        stage_table(&rows),
         tasks = configs()[0].1.tasks,
     );
     Section {

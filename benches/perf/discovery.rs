@@ -72,17 +72,11 @@ pub fn ratio(x: f64) -> String {
     format!("{x:.1}x")
 }
 
-pub fn run() -> Section {
-    let timeout = Duration::from_secs(if quick() { 40 } else { 90 });
-    let shapes = [(1, 10_000), (1, 50_000), (1, 100_000), (10, 10_000)];
-    let mut runs = Vec::new();
-    for (agents, tasks) in shapes {
-        say(format!("discovery: {agents} agent(s) × {tasks} tasks"));
-        runs.push(discover(agents, tasks, timeout));
-    }
+/// A row of the table for each run: against the first run (10k tasks, one agent) where both
+/// finished, how far it got where it did not.
+fn rows(runs: &[Run], timeout: Duration) -> Vec<Vec<String>> {
     let base = runs[0].done;
-    let rows: Vec<Vec<String>> = runs
-        .iter()
+    runs.iter()
         .map(|r| match (r.done, base) {
             (Some((wall, cpu)), base) => vec![
                 r.label(),
@@ -109,7 +103,18 @@ pub fn run() -> Section {
                 r.errors.to_string(),
             ],
         })
-        .collect();
+        .collect()
+}
+
+pub fn run() -> Section {
+    let timeout = Duration::from_secs(if quick() { 40 } else { 90 });
+    let shapes = [(1, 10_000), (1, 50_000), (1, 100_000), (10, 10_000)];
+    let mut runs = Vec::new();
+    for (agents, tasks) in shapes {
+        say(format!("discovery: {agents} agent(s) × {tasks} tasks"));
+        runs.push(discover(agents, tasks, timeout));
+    }
+    let base = runs[0].done;
     let big = &runs[2];
     let cpu_ratio = match (base, big.done) {
         (Some((_, c10)), Some((_, c100))) if c10 > 0.0 => Some(c100 / c10),
@@ -151,7 +156,7 @@ within {timeout:?} show how far they got.\n\n{}",
                 "RSS then",
                 "error lines"
             ],
-            &rows
+            &rows(&runs, timeout)
         ),
     );
     Section {

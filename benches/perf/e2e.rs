@@ -119,10 +119,16 @@ fn median_of(runs: &[Run], f: impl Fn(&Run) -> f64) -> Option<f64> {
     (!runs.is_empty()).then(|| median(&mut runs.iter().map(f).collect::<Vec<_>>()))
 }
 
-pub fn run() -> Section {
-    let events = if quick() { 400 } else { 2_000 };
-    let trials = if quick() { 1 } else { 3 };
-    let timeout = Duration::from_secs(if quick() { 60 } else { 180 });
+/// Every client's runs, and the clients whose runs failed.
+struct Runs {
+    ours: Vec<Run>,
+    curls: Vec<Run>,
+    pys: Vec<Run>,
+    failed: Vec<&'static str>,
+}
+
+/// `trials` interleaved trials of the binary and curl, then one of the Python SDK client.
+fn measure(events: usize, trials: usize, timeout: Duration) -> Runs {
     let (mut ours, mut curls, mut pys) = (Vec::new(), Vec::new(), Vec::new());
     let mut failed = Vec::new();
     for t in 0..trials {
@@ -142,54 +148,74 @@ pub fn run() -> Section {
         Some(r) => pys.push(r),
         None => failed.push("Python SDK client"),
     }
-    let expected = (STREAMS * events) as u64;
-    let ours_rate = median_of(&ours, Run::rate);
-    // Side by side, trial by trial, then the median: robust to the machine's drift.
-    let mut per_trial: Vec<f64> = ours.iter().zip(&curls).map(|(o, c)| o.rate() / c.rate()).collect();
-    let vs_curl = (!per_trial.is_empty()).then(|| median(&mut per_trial));
-    let vs_py = match (ours_rate, median_of(&pys, Run::rate)) {
-        (Some(o), Some(p)) if p > 0.0 => Some(o / p),
-        _ => None,
-    };
-    let row = |name: &str, runs: &[Run], vs: &str| -> Vec<String> {
-        match median_of(runs, Run::rate) {
-            Some(rate) => vec![
-                name.to_string(),
-                runs.iter()
-                    .map(|r| thousands(r.updates as f64))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                format!("{:.2} s", median_of(runs, |r| r.wall).unwrap_or(f64::NAN)),
-                thousands(rate),
-                format!(
-                    "{:.2} µs",
-                    median_of(runs, |r| r.cpu / r.updates as f64 * 1e6).unwrap_or(f64::NAN)
-                ),
-                vs.to_string(),
-            ],
-            None => vec![
-                name.to_string(),
-                "no data".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                vs.into(),
-            ],
-        }
-    };
-    let rows = vec![
-        row("`a2a-watch --json --until all-terminal`", &ours, "1.00"),
+    Runs {
+        ours,
+        curls,
+        pys,
+        failed,
+    }
+}
+
+/// A client's row: its updates per trial, medians, and `vs`, how ours compares.
+fn row(name: &str, runs: &[Run], vs: &str) -> Vec<String> {
+    match median_of(runs, Run::rate) {
+        Some(rate) => vec![
+            name.to_string(),
+            runs.iter()
+                .map(|r| thousands(r.updates as f64))
+                .collect::<Vec<_>>()
+                .join(", "),
+            format!("{:.2} s", median_of(runs, |r| r.wall).unwrap_or(f64::NAN)),
+            thousands(rate),
+            format!(
+                "{:.2} µs",
+                median_of(runs, |r| r.cpu / r.updates as f64 * 1e6).unwrap_or(f64::NAN)
+            ),
+            vs.to_string(),
+        ],
+        None => vec![
+            name.to_string(),
+            "no data".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            vs.into(),
+        ],
+    }
+}
+
+/// The table's rows, ours first.
+fn rows(r: &Runs, vs_curl: Option<f64>, vs_py: Option<f64>) -> Vec<Vec<String>> {
+    vec![
+        row("`a2a-watch --json --until all-terminal`", &r.ours, "1.00"),
         row(
             "`curl -sN --parallel`, 50 streams, frames counted",
-            &curls,
+            &r.curls,
             &vs_curl.map_or("no data".into(), |r| format!("ours = {}", ratio(r))),
         ),
         row(
             "a2a-sdk 1.3.0 Python client (`sdk_consume.py`)",
-            &pys,
+            &r.pys,
             &vs_py.map_or("no data".into(), |r| format!("ours = {}", ratio(r))),
         ),
-    ];
+    ]
+}
+
+pub fn run() -> Section {
+    let events = if quick() { 400 } else { 2_000 };
+    let trials = if quick() { 1 } else { 3 };
+    let timeout = Duration::from_secs(if quick() { 60 } else { 180 });
+    let runs = measure(events, trials, timeout);
+    let (ours, curls, pys, failed) = (&runs.ours, &runs.curls, &runs.pys, &runs.failed);
+    let expected = (STREAMS * events) as u64;
+    let ours_rate = median_of(ours, Run::rate);
+    // Side by side, trial by trial, then the median: robust to the machine's drift.
+    let mut per_trial: Vec<f64> = ours.iter().zip(curls).map(|(o, c)| o.rate() / c.rate()).collect();
+    let vs_curl = (!per_trial.is_empty()).then(|| median(&mut per_trial));
+    let vs_py = match (ours_rate, median_of(pys, Run::rate)) {
+        (Some(o), Some(p)) if p > 0.0 => Some(o / p),
+        _ => None,
+    };
     let complete = ours.iter().all(|r| r.updates == expected);
     let verdict = match (vs_curl, vs_py) {
         (Some(c), Some(p)) if complete => Verdict::of(c >= 0.3 && p >= 30.0),
@@ -227,7 +253,7 @@ so fewer lines means a listing showed a task's end before its stream was read ou
         thousands(expected as f64),
         table(
             &["client", "updates", "wall", "updates/s", "CPU / update", "ratio"],
-            &rows
+            &rows(&runs, vs_curl, vs_py)
         ),
         thousands(expected as f64),
     );

@@ -87,29 +87,39 @@ fn trace_writes(pid: u32, window: Duration) -> Option<Writes> {
     Some(w)
 }
 
-pub fn run() -> Section {
-    let tasks = 1_000;
-    let window = Duration::from_secs(if quick() { 10 } else { 30 });
-    let trace_window = Duration::from_secs(if quick() { 5 } else { 10 });
-    if tmux(&["-V"]).is_none() && Command::new("tmux").arg("-V").output().is_err() {
-        return Section {
-            number: 5,
-            title: "Idle",
-            target: "≤ 0.2% of a core; no redraws without a change".into(),
-            result: "not measured: no tmux".into(),
-            verdict: Verdict::Info,
-            body: "tmux is not installed; nothing was measured.\n".into(),
-        };
+/// What one idle window measured.
+struct Idle {
+    /// Whether the load agent came to hold every stream open, and how long that took.
+    subscribed: bool,
+    to_subscribe: f64,
+    /// The dashboard's CPU seconds over `wall` seconds, and their ratio.
+    cpu: f64,
+    wall: f64,
+    share: f64,
+    server_cpu: f64,
+    rss: u64,
+    open: u64,
+    lists: u64,
+    gets: u64,
+    writes: Option<Writes>,
+    screen_changed: bool,
+    shows_tasks: bool,
+}
+
+/// The section when there is no tmux to run the dashboard in.
+fn no_tmux() -> Section {
+    Section {
+        number: 5,
+        title: "Idle",
+        target: "≤ 0.2% of a core; no redraws without a change".into(),
+        result: "not measured: no tmux".into(),
+        verdict: Verdict::Info,
+        body: "tmux is not installed; nothing was measured.\n".into(),
     }
-    let s = LoadServer::start(&[
-        "--tasks".into(),
-        tasks.to_string(),
-        "--events".into(),
-        "0".into(),
-        "--hold".into(),
-    ]);
-    let _ = tmux(&["kill-server"]);
-    let session = Session;
+}
+
+/// Starts the dashboard against `s` in a detached tmux session; its pid.
+fn start_dashboard(s: &LoadServer, tasks: usize) -> u32 {
     // Quiet streams are re-checked by GetTask (issue 20) within 2x quiet_after, at most
     // check_rate (10) a second per agent. A short quiet_after brings the window to the steady
     // state, which at 1,000 streams is the same at the default 30 s: the budget, saturated.
@@ -124,9 +134,24 @@ pub fn run() -> Section {
     );
     say("idle: starting the dashboard in tmux");
     tmux(&["new-session", "-d", "-s", "bench", "-x", "200", "-y", "50", &cmd]).expect("tmux starts");
-    let pid: u32 = tmux(&["list-panes", "-t", "bench", "-F", "#{pane_pid}"])
+    tmux(&["list-panes", "-t", "bench", "-F", "#{pane_pid}"])
         .and_then(|p| p.lines().next()?.trim().parse().ok())
-        .expect("the pane's pid");
+        .expect("the pane's pid")
+}
+
+/// The dashboard holding `tasks` quiet streams: its CPU over `window`, then its terminal writes
+/// over `trace_window`.
+fn measure(tasks: usize, window: Duration, trace_window: Duration) -> Idle {
+    let s = LoadServer::start(&[
+        "--tasks".into(),
+        tasks.to_string(),
+        "--events".into(),
+        "0".into(),
+        "--hold".into(),
+    ]);
+    let _ = tmux(&["kill-server"]);
+    let session = Session;
+    let pid = start_dashboard(&s, tasks);
     let started = Instant::now();
     let subscribed = s.wait_for(Duration::from_secs(120), |st| st.open_streams as usize >= tasks);
     let to_subscribe = started.elapsed().as_secs_f64();
@@ -140,24 +165,33 @@ pub fn run() -> Section {
     std::thread::sleep(window);
     let (cpu1, wall, st1) = (cpu(pid), t0.elapsed().as_secs_f64(), s.stats());
     let server_cpu = cpu_seconds(s.pid()) - server_cpu0;
-    let share = (cpu1 - cpu0) / wall;
     let rss = rss_kib(pid);
     say(format!("idle: tracing terminal writes for {trace_window:?}"));
     let before = tmux(&["capture-pane", "-p", "-t", "bench"]).unwrap_or_default();
     let writes = trace_writes(pid, trace_window);
     let screen = tmux(&["capture-pane", "-p", "-t", "bench"]).unwrap_or_default();
-    let screen_changed = before != screen;
-    let shows_tasks = screen.contains(&tasks.to_string()) || screen.contains("1,000") || screen.contains("1000");
     drop(session);
+    Idle {
+        subscribed,
+        to_subscribe,
+        cpu: cpu1 - cpu0,
+        wall,
+        share: (cpu1 - cpu0) / wall,
+        server_cpu,
+        rss,
+        open: st1.open_streams,
+        lists: st1.list_calls - st0.list_calls,
+        gets: st1.get_calls - st0.get_calls,
+        writes,
+        screen_changed: before != screen,
+        shows_tasks: screen.contains(&tasks.to_string()) || screen.contains("1,000") || screen.contains("1000"),
+    }
+}
 
-    let open = st1.open_streams;
-    let lists = st1.list_calls - st0.list_calls;
-    let gets = st1.get_calls - st0.get_calls;
-    let ok = subscribed && share <= 0.002;
-    // Nothing changes but the ages, once a second: a frame a second is all there should be.
-    let tick_frames = trace_window.as_secs() as usize + 1;
-    let frames = writes.as_ref().map(|w| w.frames);
-    let (draws, per_s, bytes) = match &writes {
+/// The section's text: the setup, the table and the terminal writes.
+fn body(m: &Idle, tasks: usize, window: Duration, trace_window: Duration, tick_frames: usize) -> String {
+    let (wall, lists) = (m.wall, m.lists);
+    let (draws, per_s, bytes) = match &m.writes {
         Some(w) => (
             format!("{} writes in {} frames", w.calls, w.frames),
             format!("{:.1}", w.calls as f64 / trace_window.as_secs_f64()),
@@ -166,16 +200,16 @@ pub fn run() -> Section {
         None => ("strace failed".into(), "—".into(), "—".into()),
     };
     let rows = vec![vec![
-        format!("{}", open),
-        format!("{to_subscribe:.1} s"),
-        format!("{:.2} s / {wall:.1} s", cpu1 - cpu0),
-        format!("**{:.2}%**", share * 100.0),
+        format!("{}", m.open),
+        format!("{:.1} s", m.to_subscribe),
+        format!("{:.2} s / {wall:.1} s", m.cpu),
+        format!("**{:.2}%**", m.share * 100.0),
         format!("{lists} ({:.1}/s)", lists as f64 / wall),
-        gets.to_string(),
-        format!("{:.2}%", server_cpu / wall * 100.0),
-        mib(rss),
+        m.gets.to_string(),
+        format!("{:.2}%", m.server_cpu / wall * 100.0),
+        mib(m.rss),
     ]];
-    let body = format!(
+    format!(
         "`serve-load --tasks {tasks} --events 0 --hold`: every task WORKING, its stream open, no events (a \
 `: keep-alive` comment every 15 s, like sse-starlette). The real binary in TUI mode in a detached tmux session \
 (200x50, its own tmux socket): `a2a-watch --agent URL --max-streams {tasks}` (the default cap, 256, would stream only \
@@ -201,32 +235,47 @@ once a second, so at most {tick_frames} frames in {trace_window:?}.\n",
             ],
             &rows
         ),
-        if shows_tasks {
+        if m.shows_tasks {
             ""
         } else {
             " (the captured screen did not show the task count; check the pane)"
         },
-        if screen_changed {
+        if m.screen_changed {
             "changed (ages tick)"
         } else {
             "did not change"
         },
         quiet = format!("{} s", QUIET_AFTER.as_secs()),
-    );
+    )
+}
+
+pub fn run() -> Section {
+    let tasks = 1_000;
+    let window = Duration::from_secs(if quick() { 10 } else { 30 });
+    let trace_window = Duration::from_secs(if quick() { 5 } else { 10 });
+    if tmux(&["-V"]).is_none() && Command::new("tmux").arg("-V").output().is_err() {
+        return no_tmux();
+    }
+    let m = measure(tasks, window, trace_window);
+    let ok = m.subscribed && m.share <= 0.002;
+    // Nothing changes but the ages, once a second: a frame a second is all there should be.
+    let tick_frames = trace_window.as_secs() as usize + 1;
+    let frames = m.writes.as_ref().map(|w| w.frames);
     Section {
         number: 5,
         title: "Idle",
         target: "≤ 0.2% of one core (CPU s / wall s); no redraws without a change".into(),
         result: format!(
-            "{:.2}% of a core with {open} open streams; {} frames in {trace_window:?}",
-            share * 100.0,
+            "{:.2}% of a core with {} open streams; {} frames in {trace_window:?}",
+            m.share * 100.0,
+            m.open,
             frames.map_or("no trace of".to_string(), |f| f.to_string()),
         ),
         // Without every stream open, or without a trace, there is nothing to judge.
         verdict: match frames {
-            Some(frames) if subscribed => Verdict::of(ok && frames <= tick_frames),
+            Some(frames) if m.subscribed => Verdict::of(ok && frames <= tick_frames),
             _ => Verdict::NoData,
         },
-        body,
+        body: body(&m, tasks, window, trace_window, tick_frames),
     }
 }

@@ -20,7 +20,7 @@ use a2a_watch::a2a::grpc::{DESCRIPTOR_SET, RawCodec};
 use a2a_watch::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use a2a_watch::a2a::wire::jsonrpc;
 use a2a_watch::a2a::{Binding, StreamResponse};
-use a2a_watch::event::Event;
+use a2a_watch::event::{Event, Receiver, Sender};
 use a2a_watch::store::Store;
 use a2a_watch::watch::{AgentSpec, Engine, WatchOptions};
 
@@ -153,89 +153,26 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
     let (mut run, ()) = measured(server, rt, async {
         let http = a2a_watch::a2a::client::http_client(Duration::from_secs(10)).expect("http client");
         let mut set = tokio::task::JoinSet::new();
-        let (tx, mut rx) = a2a_watch::event::channel(1024);
+        let (tx, rx) = a2a_watch::event::channel(1024);
         for i in 0..tasks {
             let http = http.clone();
             let url = format!("{url}/");
             let reads = counted.clone();
             let tx = tx.clone();
             set.spawn(async move {
-                let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
-                    "params": {"id": task_id(0, i)}});
-                let resp = http
-                    .post(url)
-                    .header("A2A-Version", "1.0")
-                    .header("Accept", "text/event-stream")
-                    .header("Content-Type", "application/json")
-                    .body(body.to_string())
-                    .send()
-                    .await
-                    .expect("subscribe");
+                let resp = subscribe(&http, url, i).await;
                 let bytes = resp.bytes_stream().inspect(move |chunk| {
                     if let Ok(c) = chunk {
                         reads.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         reads.1.fetch_add(c.len() as u64, std::sync::atomic::Ordering::Relaxed);
                     }
                 });
-                let mut n = 0u64;
-                match layer {
-                    Layer::Count => {
-                        let mut events = bytes.eventsource();
-                        while let Some(ev) = events.next().await {
-                            ev.expect("frame");
-                            n += 1;
-                        }
-                    }
-                    Layer::Frames => {
-                        let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
-                        while let Some(f) = frames.next().await {
-                            f.expect("frame");
-                            n += 1;
-                        }
-                    }
-                    Layer::Decode => {
-                        let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
-                        while let Some(f) = frames.next().await {
-                            std::hint::black_box(jsonrpc::decode_frame(&f.expect("frame")).expect("decodes"));
-                            n += 1;
-                        }
-                    }
-                    Layer::Store => {
-                        // As the watcher does: what one read brought crosses in one send.
-                        let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
-                        let update = |f: Result<sse::Frame, _>| Event::Update {
-                            agent: 0,
-                            event: jsonrpc::decode_frame(&f.expect("frame")).expect("decodes"),
-                            seen: jiff::Timestamp::now(),
-                        };
-                        while let Some(f) = frames.next().await {
-                            let mut batch = vec![update(f)];
-                            while batch.len() < 256 {
-                                match frames.next().now_or_never() as Option<Option<_>> {
-                                    Some(Some(f)) => batch.push(update(f)),
-                                    _ => break,
-                                }
-                            }
-                            n += batch.len() as u64;
-                            if tx.send_all(batch).await.is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
-                n
+                read_stream(bytes, layer, tx).await
             });
         }
         drop(tx);
         if layer == Layer::Store {
-            // The consumer where the binary has it: on the thread that runs `block_on`.
-            let mut store = Store::new([(None, url.clone())]);
-            let mut applied = 0u64;
-            while let Some(ev) = rx.recv().await {
-                store.apply(ev);
-                applied += 1;
-            }
-            std::hint::black_box(store.len());
+            let applied = apply_all(rx, &url).await;
             while set.join_next().await.is_some() {}
             return (applied, ());
         }
@@ -251,6 +188,87 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
     );
     run.read_size = Some(bytes as f64 / n.max(1) as f64);
     run
+}
+
+/// JSON-RPC SubscribeToTask for the `i`th task, by hand.
+async fn subscribe(http: &reqwest::Client, url: String, i: usize) -> reqwest::Response {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
+        "params": {"id": task_id(0, i)}});
+    http.post(url)
+        .header("A2A-Version", "1.0")
+        .header("Accept", "text/event-stream")
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("subscribe")
+}
+
+/// Reads one stream to its end through `layer`; the frames (or events) it counted.
+async fn read_stream<S>(bytes: S, layer: Layer, tx: Sender) -> u64
+where
+    S: futures::Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
+{
+    let mut n = 0u64;
+    match layer {
+        Layer::Count => {
+            let mut events = bytes.eventsource();
+            while let Some(ev) = events.next().await {
+                ev.expect("frame");
+                n += 1;
+            }
+        }
+        Layer::Frames => {
+            let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
+            while let Some(f) = frames.next().await {
+                f.expect("frame");
+                n += 1;
+            }
+        }
+        Layer::Decode => {
+            let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
+            while let Some(f) = frames.next().await {
+                std::hint::black_box(jsonrpc::decode_frame(&f.expect("frame")).expect("decodes"));
+                n += 1;
+            }
+        }
+        Layer::Store => {
+            // As the watcher does: what one read brought crosses in one send.
+            let mut frames = Box::pin(sse::frames(bytes, DEFAULT_FRAME_LIMIT));
+            let update = |f: Result<sse::Frame, _>| Event::Update {
+                agent: 0,
+                event: jsonrpc::decode_frame(&f.expect("frame")).expect("decodes"),
+                seen: jiff::Timestamp::now(),
+            };
+            while let Some(f) = frames.next().await {
+                let mut batch = vec![update(f)];
+                while batch.len() < 256 {
+                    match frames.next().now_or_never() as Option<Option<_>> {
+                        Some(Some(f)) => batch.push(update(f)),
+                        _ => break,
+                    }
+                }
+                n += batch.len() as u64;
+                if tx.send_all(batch).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    n
+}
+
+/// The consumer where the binary has it (on the thread that runs `block_on`): every event applied
+/// to a `Store`; how many.
+async fn apply_all(mut rx: Receiver, url: &str) -> u64 {
+    let mut store = Store::new([(None, url.to_string())]);
+    let mut applied = 0u64;
+    while let Some(ev) = rx.recv().await {
+        store.apply(ev);
+        applied += 1;
+    }
+    std::hint::black_box(store.len());
+    applied
 }
 
 /// Baseline (a) over gRPC: one tonic channel (one HTTP/2 connection; the engine's client spreads
@@ -411,65 +429,62 @@ fn paired_ratio(a: &[Run], b: &[Run]) -> f64 {
     median(&mut a.iter().zip(b).map(|(a, b)| a.rate() / b.rate()).collect::<Vec<_>>())
 }
 
-pub fn run() -> Section {
-    let tasks = 100;
-    let events = if quick() { 1_000 } else { 10_000 };
-    let py_events = if quick() { 200 } else { 1_000 };
-    let trials = 3;
-    let mut ours = Vec::new();
-    let mut bares = Vec::new();
-    let mut framed = Vec::new();
-    let mut decoded = Vec::new();
-    let mut stored = Vec::new();
-    let mut one_thread = Vec::new();
-    let mut ours_grpc = Vec::new();
-    let mut bares_grpc = Vec::new();
+/// Every trial's runs, one list a client.
+#[derive(Default)]
+struct Trials {
+    ours: Vec<Run>,
+    bares: Vec<Run>,
+    framed: Vec<Run>,
+    decoded: Vec<Run>,
+    stored: Vec<Run>,
+    one_thread: Vec<Run>,
+    ours_grpc: Vec<Run>,
+    bares_grpc: Vec<Run>,
+}
+
+/// `trials` interleaved trials of every client but the Python one, a fresh load agent a run.
+fn measure(tasks: usize, events: usize, trials: usize) -> Trials {
+    let mut r = Trials::default();
     for t in 0..trials {
         let trial = |what: &str| say(format!("ingest: trial {}/{trials}: {what}", t + 1));
         trial("bare reader");
         let s = server(tasks, events);
-        bares.push(bare(&s, tasks, Layer::Count));
+        r.bares.push(bare(&s, tasks, Layer::Count));
         drop(s);
         trial("bare reader + sse::frames (+ decode)");
         let s = server(tasks, events);
-        framed.push(bare(&s, tasks, Layer::Frames));
+        r.framed.push(bare(&s, tasks, Layer::Frames));
         drop(s);
         let s = server(tasks, events);
-        decoded.push(bare(&s, tasks, Layer::Decode));
+        r.decoded.push(bare(&s, tasks, Layer::Decode));
         drop(s);
         let s = server(tasks, events);
-        stored.push(bare(&s, tasks, Layer::Store));
+        r.stored.push(bare(&s, tasks, Layer::Store));
         drop(s);
         let s = server(tasks, events);
         let single = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("tokio runtime");
-        one_thread.push(bare_on(&s, tasks, Layer::Store, single));
+        r.one_thread.push(bare_on(&s, tasks, Layer::Store, single));
         drop(s);
         trial("engine + store");
         let s = server(tasks, events);
-        ours.push(engine_over(&s, tasks, Binding::JsonRpc));
+        r.ours.push(engine_over(&s, tasks, Binding::JsonRpc));
         drop(s);
         trial("over gRPC: bare reader, engine + store");
         let s = grpc_server(tasks, events);
-        bares_grpc.push(bare_grpc(&s, tasks));
+        r.bares_grpc.push(bare_grpc(&s, tasks));
         drop(s);
         let s = grpc_server(tasks, events);
-        ours_grpc.push(engine_over(&s, tasks, Binding::Grpc));
+        r.ours_grpc.push(engine_over(&s, tasks, Binding::Grpc));
     }
-    say("ingest: Python SDK client");
-    let py = {
-        let s = server(tasks, py_events);
-        sdk(&s, tasks)
-    };
-    let ours_rate = med(&ours, Run::rate);
-    // Ratios of trials taken side by side, then their median: robust to drift across the run.
-    let ratio_a = paired_ratio(&ours, &bares);
-    let grpc_rate = med(&ours_grpc, Run::rate);
-    let ratio_grpc_bare = paired_ratio(&ours_grpc, &bares_grpc);
-    let ratio_grpc_json = paired_ratio(&ours_grpc, &ours);
-    let ratio_b = py.as_ref().map(|p| ours_rate / p.rate());
+    r
+}
+
+/// The table's rows: our clients and the layers, then the Python SDK's.
+fn rows(r: &Trials, py: Option<&Run>, tasks: usize, events: usize, py_events: usize) -> Vec<Vec<String>> {
+    let ours_rate = med(&r.ours, Run::rate);
     let size = format!("{tasks} × {}", thousands(events as f64));
     let row = |label: &str, runs: &[Run], with_range: bool| {
         let rate = med(runs, Run::rate);
@@ -490,33 +505,39 @@ pub fn run() -> Section {
         ]
     };
     let mut rows = vec![
-        row("a2a-watch engine → store", &ours, true),
-        row("a2a-watch engine → store over gRPC", &ours_grpc, true),
+        row("a2a-watch engine → store", &r.ours, true),
+        row("a2a-watch engine → store over gRPC", &r.ours_grpc, true),
         row(
             "(a) + `sse::frames` + decode + channel → `Store::apply` (no engine)",
-            &stored,
+            &r.stored,
             true,
         ),
         row(
             "the same on a current-thread runtime (readers and consumer on one thread)",
-            &one_thread,
+            &r.one_thread,
             false,
         ),
         row(
             "(a) + our `sse::frames` + `jsonrpc::decode_frame` (no engine, no store)",
-            &decoded,
+            &r.decoded,
             false,
         ),
-        row("(a) + our `sse::frames` (size guard), frames counted", &framed, false),
-        row("(a) bare reqwest + eventsource-stream, frames counted", &bares, true),
+        row("(a) + our `sse::frames` (size guard), frames counted", &r.framed, false),
+        row("(a) bare reqwest + eventsource-stream, frames counted", &r.bares, true),
         row(
             "(a′) bare tonic reader over gRPC, messages counted (not decoded)",
-            &bares_grpc,
+            &r.bares_grpc,
             true,
         ),
     ];
-    match &py {
-        Some(p) => rows.push(vec![
+    rows.push(python_row(py, tasks, py_events, ours_rate));
+    rows
+}
+
+/// The row of (b), the Python SDK client, or why it did not run.
+fn python_row(py: Option<&Run>, tasks: usize, py_events: usize, ours_rate: f64) -> Vec<String> {
+    match py {
+        Some(p) => vec![
             "(b) a2a-sdk 1.3.0 Python client (`client.subscribe`)".to_string(),
             format!("{tasks} × {}", thousands(py_events as f64)),
             format!("{:.2} s", p.seconds),
@@ -526,8 +547,8 @@ pub fn run() -> Section {
             String::new(),
             format!("{:.2} µs", p.server_cpu / p.events as f64 * 1e6),
             format!("{:.3}", p.rate() / ours_rate),
-        ]),
-        None => rows.push(vec![
+        ],
+        None => vec![
             "(b) a2a-sdk 1.3.0 Python client".to_string(),
             "not run: no venv (tests/interop/python/setup.sh)".into(),
             String::new(),
@@ -537,18 +558,27 @@ pub fn run() -> Section {
             String::new(),
             String::new(),
             String::new(),
-        ]),
+        ],
     }
-    let cpu = |runs: &[Run]| per_event_us(runs, |r| r.client_cpu);
+}
+
+/// Client CPU per event, in microseconds.
+fn client_us(runs: &[Run]) -> f64 {
+    per_event_us(runs, |r| r.client_cpu)
+}
+
+/// The paragraph that reads the gap off the layers' client CPU.
+fn where_the_gap_is(r: &Trials) -> String {
+    let cpu = client_us;
     let (c_bare, c_framed, c_decoded, c_stored, c_one, c_ours) = (
-        cpu(&bares),
-        cpu(&framed),
-        cpu(&decoded),
-        cpu(&stored),
-        cpu(&one_thread),
-        cpu(&ours),
+        cpu(&r.bares),
+        cpu(&r.framed),
+        cpu(&r.decoded),
+        cpu(&r.stored),
+        cpu(&r.one_thread),
+        cpu(&r.ours),
     );
-    let why = format!(
+    format!(
         "\n**Where the gap is.** Client CPU per event, layer by layer: the bare reader with eventsource-stream {c_bare:.2} µs; \
 our `sse::frames` in its place {:+.2} µs; `jsonrpc::decode_frame` adds {:.2} µs; sending the events of each read in one \
 batch through a 1024-slot channel to one consumer that applies them to a `Store` adds {:.2} µs; the engine's own work on \
@@ -563,9 +593,17 @@ top (listing, GetTask, watch modes) {:+.2} µs. With readers and consumer on one
             Some(s) => format!(" (`Store::apply` alone: {:.2} µs an event in benchmark 1)", s * 1e6),
             None => String::new(),
         },
-    );
+    )
+}
+
+/// The paragraph on the gRPC rows.
+fn over_grpc(r: &Trials) -> String {
+    let cpu = client_us;
+    let (c_bare, c_ours) = (cpu(&r.bares), cpu(&r.ours));
+    let ratio_grpc_bare = paired_ratio(&r.ours_grpc, &r.bares_grpc);
+    let ratio_grpc_json = paired_ratio(&r.ours_grpc, &r.ours);
     let server_us = |runs: &[Run]| per_event_us(runs, |r| r.server_cpu);
-    let grpc = format!(
+    format!(
         "\n**Over gRPC.** The same load agent with `--grpc` also serves `lf.a2a.v1.A2AService` (SubscribeToTask, \
 GetTask, ListTasks) on a port of its own and lists it first on its card, so the same `Engine::start` chooses gRPC (each \
 run checks the store's agent says GRPC): its streams spread over four HTTP/2 connections (`a2a::grpc::Link`), each \
@@ -578,12 +616,36 @@ load agent writes its status updates in protobuf field by field, as it writes it
 rest (snapshots, GetTask, ListTasks) as proto JSON put in protobuf with prost-reflect (which would take about 13 µs \
 an event); server CPU an event: {:.2} µs under the gRPC engine, {:.2} µs under the JSON-RPC one, on the {cores} cores \
 the client shares.\n",
-        cpu(&ours_grpc),
-        cpu(&bares_grpc),
-        server_us(&ours_grpc),
-        server_us(&ours),
+        cpu(&r.ours_grpc),
+        cpu(&r.bares_grpc),
+        server_us(&r.ours_grpc),
+        server_us(&r.ours),
         cores = std::thread::available_parallelism().map_or(1, |n| n.get()),
-    );
+    )
+}
+
+/// The median of the average read handed to the reader.
+fn read_size(runs: &[Run]) -> f64 {
+    median(&mut runs.iter().filter_map(|r| r.read_size).collect::<Vec<_>>())
+}
+
+pub fn run() -> Section {
+    let tasks = 100;
+    let events = if quick() { 1_000 } else { 10_000 };
+    let py_events = if quick() { 200 } else { 1_000 };
+    let trials = 3;
+    let r = measure(tasks, events, trials);
+    say("ingest: Python SDK client");
+    let py = {
+        let s = server(tasks, py_events);
+        sdk(&s, tasks)
+    };
+    let ours_rate = med(&r.ours, Run::rate);
+    // Ratios of trials taken side by side, then their median: robust to drift across the run.
+    let ratio_a = paired_ratio(&r.ours, &r.bares);
+    let grpc_rate = med(&r.ours_grpc, Run::rate);
+    let ratio_grpc_bare = paired_ratio(&r.ours_grpc, &r.bares_grpc);
+    let ratio_b = py.as_ref().map(|p| ours_rate / p.rate());
     let ok_a = ratio_a >= 0.6;
     let ok_b = ratio_b.is_none_or(|r| r >= 10.0);
     let verdict = if py.is_none() && ok_a {
@@ -619,16 +681,18 @@ channel and store {read_s:.0} (a slower reader gets bigger reads).\n{why}{grpc}"
                 "server CPU / event",
                 "rate vs ours"
             ],
-            &rows
+            &rows(&r, py.as_ref(), tasks, events, py_events)
         ),
         py = thousands(py_events as f64),
         ev = thousands(events as f64),
         cores = std::thread::available_parallelism().map_or(1, |n| n.get()),
-        read = median(&mut bares.iter().filter_map(|r| r.read_size).collect::<Vec<_>>()),
-        read_f = median(&mut framed.iter().filter_map(|r| r.read_size).collect::<Vec<_>>()),
-        read_d = median(&mut decoded.iter().filter_map(|r| r.read_size).collect::<Vec<_>>()),
-        read_s = median(&mut stored.iter().filter_map(|r| r.read_size).collect::<Vec<_>>()),
+        read = read_size(&r.bares),
+        read_f = read_size(&r.framed),
+        read_d = read_size(&r.decoded),
+        read_s = read_size(&r.stored),
         rb = ratio_b.map_or("not measured".to_string(), |r| format!("{r:.1}x")),
+        why = where_the_gap_is(&r),
+        grpc = over_grpc(&r),
     );
     Section {
         number: 2,

@@ -592,7 +592,20 @@ fn sampled_ingest() -> String {
     if !recorded {
         return "\n### Ingest, sampled\n\n`perf record -e cpu-clock` is not available here: not sampled.\n".into();
     }
-    let report = Command::new("perf")
+    let report = perf_report(&data);
+    let rows = sample_rows(&report);
+    format!(
+        "\n### Ingest, sampled (perf record)\n\n`perf record -e cpu-clock -F 499 --call-graph dwarf` of \
+`profile ingest-store` (benchmark 2's \"channel → `Store::apply`\" rung, 100 streams × 10,000 events, the real \
+multi-threaded run). Share of all samples in which each function is on the stack (children included, so rows \
+overlap):\n\n{}",
+        table(&["what", "samples", "symbol"], &rows)
+    )
+}
+
+/// `perf report` of the samples in `data`: the share of samples each symbol is on the stack in.
+fn perf_report(data: &std::path::Path) -> String {
+    Command::new("perf")
         .args([
             "report",
             "--children",
@@ -603,10 +616,14 @@ fn sampled_ingest() -> String {
             "none",
             "-i",
         ])
-        .arg(&data)
+        .arg(data)
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The share of samples of each function the ingest profile looks for, from `report`.
+fn sample_rows(report: &str) -> Vec<Vec<String>> {
     // (label, what the symbol column contains); the first line that matches is taken.
     let wanted: [(&str, &str); 12] = [
         ("all of the readers' tasks (tokio workers)", "multi_thread::worker::run"),
@@ -645,13 +662,7 @@ fn sampled_ingest() -> String {
             .to_string();
         rows.push(vec![label.to_string(), share, format!("`{needle}`")]);
     }
-    format!(
-        "\n### Ingest, sampled (perf record)\n\n`perf record -e cpu-clock -F 499 --call-graph dwarf` of \
-`profile ingest-store` (benchmark 2's \"channel → `Store::apply`\" rung, 100 streams × 10,000 events, the real \
-multi-threaded run). Share of all samples in which each function is on the stack (children included, so rows \
-overlap):\n\n{}",
-        table(&["what", "samples", "symbol"], &rows)
-    )
+    rows
 }
 
 fn command_line(cmd: &str, args: &[&str]) -> Option<String> {

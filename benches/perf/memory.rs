@@ -68,42 +68,51 @@ fn watch(tasks: usize, settle: Duration) -> Sample {
     }
 }
 
-pub fn run() -> Section {
-    let tasks = 10_000;
-    let settle = Duration::from_secs(if quick() { 3 } else { 6 });
-    say("memory: watching none");
-    let none = watch(0, settle);
-    say(format!("memory: watching {tasks} tasks"));
-    let full = watch(tasks, settle);
-    let above = full.rss.saturating_sub(none.rss);
-    let verdict = Verdict::of(above <= 64 * 1024);
+/// The store's heap for the watched tasks, in process, and what its parts hold.
+struct StoreHeap {
+    /// Tasks in the store.
+    n: usize,
+    /// Bytes live once the engine has shut down, and at the peak while it ran.
+    live: i64,
+    peak: i64,
+    timeline_entries: usize,
+    artifact_text: usize,
+    /// A part of every task and the bytes all tasks' clones of it allocate.
+    parts: Vec<(&'static str, i64)>,
+    /// Bytes of `TaskEntry` + `TaskKey` themselves.
+    inline: usize,
+    /// Bytes of the timelines' spare capacity, and the capacity of one.
+    timeline_slack: usize,
+    timeline_capacity: usize,
+}
 
-    // In process: the store's heap for the same tasks, through the real engine.
-    say("memory: store heap in process");
+/// What each part of a task holds on the heap: the bytes a clone of it allocates (a clone has
+/// no spare capacity, so this is a floor), less the vector that collects the clones.
+fn heap_of<T>(n: usize, f: impl FnOnce() -> Vec<T>) -> i64 {
+    alloc::enable(true);
+    let before = alloc::live();
+    let v = f();
+    let d = alloc::live() - before - (n * std::mem::size_of::<T>()) as i64;
+    drop(v);
+    alloc::enable(false);
+    d
+}
+
+/// The store's heap for `tasks` tasks taken in through the real engine.
+fn store_heap(tasks: usize) -> StoreHeap {
     let s = server(tasks);
     alloc::reset();
     alloc::enable(true);
     let before = alloc::live();
     let (_, store) = ingest::engine(&s, tasks, 256);
-    let store_heap = alloc::live() - before;
-    let peak_heap = alloc::peak() - before;
+    let live = alloc::live() - before;
+    let peak = alloc::peak() - before;
     alloc::enable(false);
-    let timeline: usize = store.tasks().map(|t| t.timeline.len()).sum();
+    let timeline_entries: usize = store.tasks().map(|t| t.timeline.len()).sum();
     let artifact_text: usize = store
         .tasks()
         .map(|t| t.artifacts.iter().map(|a| a.text().len()).sum::<usize>())
         .sum();
-    // What each part of a task holds on the heap: the bytes a clone of it allocates (a clone has
-    // no spare capacity, so this is a floor), less the vector that collects the clones.
-    fn heap_of<T>(n: usize, f: impl FnOnce() -> Vec<T>) -> i64 {
-        alloc::enable(true);
-        let before = alloc::live();
-        let v = f();
-        let d = alloc::live() - before - (n * std::mem::size_of::<T>()) as i64;
-        drop(v);
-        alloc::enable(false);
-        d
-    }
     let n = store.len();
     let parts: Vec<(&str, i64)> = vec![
         (
@@ -142,8 +151,28 @@ pub fn run() -> Section {
         .tasks()
         .map(|t| (t.timeline.capacity() - t.timeline.len()) * std::mem::size_of::<a2a_watch::store::Transition>())
         .sum();
-    let named: i64 = parts.iter().map(|p| p.1).sum::<i64>() + (inline * n) as i64 + timeline_slack as i64;
-    let mut part_rows: Vec<Vec<String>> = parts
+    let timeline_capacity = store.tasks().next().map_or(0, |t| t.timeline.capacity());
+    drop(store);
+    drop(s);
+    StoreHeap {
+        n,
+        live,
+        peak,
+        timeline_entries,
+        artifact_text,
+        parts,
+        inline,
+        timeline_slack,
+        timeline_capacity,
+    }
+}
+
+/// The table of where the live heap goes, per task.
+fn breakdown(h: &StoreHeap) -> String {
+    let (n, store_heap, inline, timeline_slack) = (h.n, h.live, h.inline, h.timeline_slack);
+    let named: i64 = h.parts.iter().map(|p| p.1).sum::<i64>() + (inline * n) as i64 + timeline_slack as i64;
+    let mut part_rows: Vec<Vec<String>> = h
+        .parts
         .iter()
         .map(|(name, bytes)| {
             vec![
@@ -161,7 +190,7 @@ pub fn run() -> Section {
     part_rows.push(vec![
         format!(
             "`timeline` spare capacity ({} slots of {} B for 20 entries)",
-            store.tasks().next().map_or(0, |t| t.timeline.capacity()),
+            h.timeline_capacity,
             std::mem::size_of::<a2a_watch::store::Transition>()
         ),
         thousands(timeline_slack as f64 / n as f64),
@@ -172,10 +201,11 @@ pub fn run() -> Section {
         thousands((store_heap - named) as f64 / n as f64),
         format!("{:.0}%", (store_heap - named) as f64 / store_heap as f64 * 100.0),
     ]);
-    let breakdown = table(&["part of a task", "bytes a task", "of the store heap"], &part_rows);
-    drop(store);
-    drop(s);
+    table(&["part of a task", "bytes a task", "of the store heap"], &part_rows)
+}
 
+/// The table of the two processes sampled.
+fn process_table(none: &Sample, full: &Sample, tasks: usize) -> String {
     let rows = vec![
         vec![
             "watching none".into(),
@@ -196,16 +226,48 @@ pub fn run() -> Section {
             format!("{:.1} s", full.seconds),
         ],
     ];
-    let (top_name, top_bytes) = parts.iter().max_by_key(|p| p.1).map_or(("?", 0), |p| (p.0, p.1));
-    let why = format!(
+    table(
+        &[
+            "process",
+            "tasks",
+            "VmRSS",
+            "VmHWM (peak)",
+            "threads",
+            "NDJSON lines",
+            "time to ingest",
+        ],
+        &rows,
+    )
+}
+
+/// The paragraph on the largest part and the process's memory beyond its heap.
+fn where_it_goes(h: &StoreHeap, above: u64, tasks: usize) -> String {
+    let (top_name, top_bytes) = h.parts.iter().max_by_key(|p| p.1).map_or(("?", 0), |p| (p.0, p.1));
+    format!(
         "\n**Where it goes.** {} B a task in the store, of which the largest part is {top_name} ({} B a task, {:.0}%). \
 The process sits {} above its live heap; the heap peaked at {} while 256 streams were open at once.\n",
-        thousands(store_heap as f64 / tasks as f64),
-        thousands(top_bytes as f64 / n as f64),
-        top_bytes as f64 / store_heap as f64 * 100.0,
-        mib(above.saturating_sub((store_heap.max(0) as u64) / 1024)),
-        mib((peak_heap.max(0) as u64) / 1024),
-    );
+        thousands(h.live as f64 / tasks as f64),
+        thousands(top_bytes as f64 / h.n as f64),
+        top_bytes as f64 / h.live as f64 * 100.0,
+        mib(above.saturating_sub((h.live.max(0) as u64) / 1024)),
+        mib((h.peak.max(0) as u64) / 1024),
+    )
+}
+
+pub fn run() -> Section {
+    let tasks = 10_000;
+    let settle = Duration::from_secs(if quick() { 3 } else { 6 });
+    say("memory: watching none");
+    let none = watch(0, settle);
+    say(format!("memory: watching {tasks} tasks"));
+    let full = watch(tasks, settle);
+    let above = full.rss.saturating_sub(none.rss);
+    let verdict = Verdict::of(above <= 64 * 1024);
+
+    // In process: the store's heap for the same tasks, through the real engine.
+    say("memory: store heap in process");
+    let heap = store_heap(tasks);
+    let store_heap = heap.live;
     let body = format!(
         "The real binary, `a2a-watch --agent URL --json` (empty config), its NDJSON read and dropped by the harness, \
 against `serve-load --tasks {tasks} --events 19 --artifact-bytes 1024 --artifact-chunks 1`: every task goes \
@@ -216,26 +278,16 @@ settling (listings keep running). Baseline: the same binary against a load agent
 In process, a counting global allocator measured the heap that stays live after `Engine::start` has taken the same \
 {tasks} tasks into a `Store` and shut down: **{} ({} bytes a task)**. Of what the tasks hold: {} timeline entries, \
 {} of artifact text. The heap peaked at {} while the tasks streamed in (256 streams at a time). Where the live heap goes, per task:\n\n{}{why}",
-        table(
-            &[
-                "process",
-                "tasks",
-                "VmRSS",
-                "VmHWM (peak)",
-                "threads",
-                "NDJSON lines",
-                "time to ingest"
-            ],
-            &rows
-        ),
+        process_table(&none, &full, tasks),
         mib(above),
         mib(full.hwm.saturating_sub(none.hwm)),
         mib((store_heap.max(0) as u64) / 1024),
         thousands(store_heap as f64 / tasks as f64),
-        thousands(timeline as f64),
-        mib(artifact_text as u64 / 1024),
-        mib((peak_heap.max(0) as u64) / 1024),
-        breakdown,
+        thousands(heap.timeline_entries as f64),
+        mib(heap.artifact_text as u64 / 1024),
+        mib((heap.peak.max(0) as u64) / 1024),
+        breakdown(&heap),
+        why = where_it_goes(&heap, above, tasks),
     );
     Section {
         number: 4,

@@ -63,6 +63,29 @@ fn measure(tasks: usize, settle: Duration, timeout: Duration) -> Run {
     }
 }
 
+/// A run's row of the table, against its `target` in MiB above idle.
+fn row(r: &Run, target: u64) -> Vec<String> {
+    vec![
+        thousands(r.tasks as f64),
+        if r.idle > 0 { mib(r.idle) } else { "no data".into() },
+        if r.done {
+            mib(r.full)
+        } else {
+            format!(
+                "not done: {} of {} printed",
+                thousands(r.printed as f64),
+                thousands(r.tasks as f64)
+            )
+        },
+        r.above().map_or("no data".into(), mib),
+        r.above()
+            .map_or("no data".into(), |k| thousands(k as f64 * 1024.0 / r.tasks as f64)),
+        format!("≤ {target} MiB"),
+        mib(r.hwm),
+        thousands(r.open_streams as f64),
+    ]
+}
+
 pub fn run() -> Section {
     let settle = Duration::from_secs(if quick() { 2 } else { 5 });
     let timeout = Duration::from_secs(if quick() { 60 } else { 120 });
@@ -73,31 +96,7 @@ pub fn run() -> Section {
         say(format!("quiet memory: {tasks} tasks"));
         runs.push(measure(tasks, settle, timeout));
     }
-    let rows: Vec<Vec<String>> = runs
-        .iter()
-        .zip(shapes)
-        .map(|(r, (_, target))| {
-            vec![
-                thousands(r.tasks as f64),
-                if r.idle > 0 { mib(r.idle) } else { "no data".into() },
-                if r.done {
-                    mib(r.full)
-                } else {
-                    format!(
-                        "not done: {} of {} printed",
-                        thousands(r.printed as f64),
-                        thousands(r.tasks as f64)
-                    )
-                },
-                r.above().map_or("no data".into(), mib),
-                r.above()
-                    .map_or("no data".into(), |k| thousands(k as f64 * 1024.0 / r.tasks as f64)),
-                format!("≤ {target} MiB"),
-                mib(r.hwm),
-                thousands(r.open_streams as f64),
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = runs.iter().zip(shapes).map(|(r, (_, target))| row(r, target)).collect();
     let judged: Vec<Option<bool>> = runs
         .iter()
         .zip(shapes)

@@ -129,10 +129,9 @@ fn round(rt: &tokio::runtime::Runtime, through_tap: bool, n: usize, events: usiz
     })
 }
 
-pub fn run() -> Section {
-    let rounds = if quick() { 2 } else { 4 };
-    let n = if quick() { 300 } else { 1000 };
-    let events = if quick() { 400 } else { 1000 };
+/// `rounds` rounds each, direct and through the tap alternating: the samples of each side,
+/// sorted, and how many rounds failed.
+fn measure(rounds: usize, n: usize, events: usize) -> (Samples, Samples, usize) {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     let mut direct = Samples::default();
     let mut tapped = Samples::default();
@@ -154,23 +153,31 @@ pub fn run() -> Section {
             }
         }
     }
-    let (direct, tapped) = (direct.sorted(), tapped.sorted());
-    let ms = |v: f64| format!("{v:.3} ms");
-    let row = |name: &str, d: &[f64], t: &[f64]| {
-        let q = |v: &[f64], p: f64| quantile(v, p);
-        vec![
-            name.to_string(),
-            format!("{} / {}", d.len(), t.len()),
-            ms(q(d, 0.5)),
-            ms(q(t, 0.5)),
-            ms(q(t, 0.5) - q(d, 0.5)),
-            ms(q(d, 0.99)),
-            ms(q(t, 0.99)),
-            format!("**{}**", ms(q(t, 0.99) - q(d, 0.99))),
-        ]
-    };
-    let added_request = quantile(&tapped.requests, 0.99) - quantile(&direct.requests, 0.99);
-    let added_event = quantile(&tapped.events, 0.99) - quantile(&direct.events, 0.99);
+    (direct.sorted(), tapped.sorted(), failed)
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.3} ms")
+}
+
+/// A row of the table: the quantiles of the direct samples `d` and the tapped `t`, and the tap's
+/// addition.
+fn row(name: &str, d: &[f64], t: &[f64]) -> Vec<String> {
+    let q = |v: &[f64], p: f64| quantile(v, p);
+    vec![
+        name.to_string(),
+        format!("{} / {}", d.len(), t.len()),
+        ms(q(d, 0.5)),
+        ms(q(t, 0.5)),
+        ms(q(t, 0.5) - q(d, 0.5)),
+        ms(q(d, 0.99)),
+        ms(q(t, 0.99)),
+        format!("**{}**", ms(q(t, 0.99) - q(d, 0.99))),
+    ]
+}
+
+/// The section's text around the table.
+fn body(direct: &Samples, tapped: &Samples, failed: usize, rounds: usize, n: usize, events: usize) -> String {
     let rows = vec![
         row("GetTask, request to whole response", &direct.requests, &tapped.requests),
         row(
@@ -179,7 +186,7 @@ pub fn run() -> Section {
             &tapped.events,
         ),
     ];
-    let body = format!(
+    format!(
         "`serve-load --tasks 2 --events {events} --rate {RATE:.0} --hold`, a fresh one a round. *Direct*: the harness \
 (reqwest, the binary's HTTP stack) talks to it. *Through the tap*: the real binary, `a2a-watch --json --tap \
 127.0.0.1:PORT=URL` (output dropped), in between; it also watches the agent, as it would for a user. A round: one \
@@ -205,7 +212,16 @@ its own (the two are not paired), so on a busy machine p99 added can come out be
             ],
             &rows
         ),
-    );
+    )
+}
+
+pub fn run() -> Section {
+    let rounds = if quick() { 2 } else { 4 };
+    let n = if quick() { 300 } else { 1000 };
+    let events = if quick() { 400 } else { 1000 };
+    let (direct, tapped, failed) = measure(rounds, n, events);
+    let added_request = quantile(&tapped.requests, 0.99) - quantile(&direct.requests, 0.99);
+    let added_event = quantile(&tapped.events, 0.99) - quantile(&direct.events, 0.99);
     let measured = !direct.requests.is_empty() && !tapped.requests.is_empty() && !tapped.events.is_empty();
     Section {
         number: 11,
@@ -221,6 +237,6 @@ its own (the two are not paired), so on a busy machine p99 added can come out be
         } else {
             Verdict::NoData
         },
-        body,
+        body: body(&direct, &tapped, failed, rounds, n, events),
     }
 }

@@ -136,24 +136,7 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
         attach_tap(&mut specs, tap, flag_agent)?;
     }
     for task in &args.tasks {
-        let (agent, id) = task
-            .split_once(':')
-            .filter(|(a, i)| !a.is_empty() && !i.is_empty())
-            .ok_or_else(|| Error::Usage(format!("--task {task:?}: expected AGENT:ID")))?;
-        let index = match agent.parse::<usize>() {
-            Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
-            _ => specs
-                .iter()
-                .position(|s| s.name.as_deref() == Some(agent) || &*s.url == agent),
-        };
-        let Some(index) = index else {
-            let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
-            return Err(Error::Usage(format!(
-                "--task {task:?}: no agent {agent:?} (agents: {})",
-                names.join(", ")
-            )));
-        };
-        specs[index].tasks.push(id.to_string());
+        attach_task(&mut specs, task)?;
     }
     // `--require-signed-card` only ever adds the rule: it holds for the config's agents too.
     if conn.require_signed_card {
@@ -163,6 +146,29 @@ pub fn agent_specs(conn: &ConnArgs, args: &WatchArgs, config: &Config) -> Result
     }
     refuse_shared_token_vars(&specs)?;
     Ok(specs)
+}
+
+/// `--task AGENT:ID`: the id attached to the agent given by its 1-based place, name or URL.
+fn attach_task(specs: &mut [AgentSpec], task: &str) -> Result<(), Error> {
+    let (agent, id) = task
+        .split_once(':')
+        .filter(|(a, i)| !a.is_empty() && !i.is_empty())
+        .ok_or_else(|| Error::Usage(format!("--task {task:?}: expected AGENT:ID")))?;
+    let index = match agent.parse::<usize>() {
+        Ok(n) if (1..=specs.len()).contains(&n) => Some(n - 1),
+        _ => specs
+            .iter()
+            .position(|s| s.name.as_deref() == Some(agent) || &*s.url == agent),
+    };
+    let Some(index) = index else {
+        let names: Vec<String> = specs.iter().map(AgentSpec::label).collect();
+        return Err(Error::Usage(format!(
+            "--task {task:?}: no agent {agent:?} (agents: {})",
+            names.join(", ")
+        )));
+    };
+    specs[index].tasks.push(id.to_string());
+    Ok(())
 }
 
 /// Two names that map to one `A2A_TOKEN_<NAME>` (`prod-db` and `prod_db`; non-ASCII names of
