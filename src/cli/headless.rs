@@ -1,50 +1,18 @@
 //! The dashboard's engine, store and loop (`run`) with no screen, in one sink: `--json` writes
 //! one NDJSON line per change (the `--follow` schema, plus agent health lines), for scripts and
 //! CI; `--headless` writes nothing, for a service (systemd, a container) that serves
-//! `--metrics-listen` and `--record`. Both stop on SIGTERM or SIGINT, after the burst at hand is
+//! `--metrics-listen` and `--record`. Both stop on SIGTERM, SIGINT or SIGHUP (`run::stop`), after the burst at hand is
 //! applied, written and recorded (README "Monitoring stack").
 
 use std::io;
 use std::path::Path;
 
-use tokio::signal::unix::{Signal, SignalKind, signal};
-
 use super::{Error, out};
 use crate::event::Receiver;
 use crate::record::Recorder;
+use crate::run::stop::Stop;
 use crate::run::{self, Clock, Sink, Wake, live::Live};
 use crate::store::{Change, Store, TaskKey};
-
-/// SIGTERM (systemd, `docker stop`) and SIGINT (Ctrl-C), listened for from the start: one that
-/// comes while a burst is applied is kept for the next wait, not lost between two waits.
-struct Stop {
-    terminate: Signal,
-    interrupt: Signal,
-}
-
-impl Stop {
-    fn listen() -> Result<Stop, Error> {
-        let listen = |kind| {
-            signal(kind).map_err(|source| Error::Io {
-                what: "listening for SIGTERM and SIGINT".into(),
-                source,
-            })
-        };
-        Ok(Stop {
-            terminate: listen(SignalKind::terminate())?,
-            interrupt: listen(SignalKind::interrupt())?,
-        })
-    }
-
-    /// Once either signal came: the sink's only input.
-    async fn requested(&mut self) -> Result<Wake<()>, run::Error> {
-        tokio::select! {
-            _ = self.terminate.recv() => {}
-            _ = self.interrupt.recv() => {}
-        }
-        Ok(Wake::End)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Until {
@@ -125,7 +93,8 @@ impl Sink for NoScreen {
     }
 
     async fn wake(&mut self) -> Result<Wake<()>, run::Error> {
-        self.stop.requested().await
+        self.stop.requested().await;
+        Ok(Wake::End)
     }
 
     fn on_input(&mut self, (): (), _clock: &mut impl Clock) -> Result<(), run::Error> {
@@ -156,7 +125,10 @@ pub async fn run(store: Store, events: Receiver, front: Front, recorder: Option<
         given,
         lines,
         finished: false,
-        stop: Stop::listen()?,
+        stop: Stop::listen().map_err(|source| Error::Io {
+            what: "listening for SIGTERM, SIGINT and SIGHUP".into(),
+            source,
+        })?,
     };
     Ok(run::run(&mut Live::new(events, None), &mut sink, recorder).await?)
 }

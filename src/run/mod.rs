@@ -11,6 +11,7 @@ pub mod live;
 pub mod playback;
 pub mod screen;
 pub mod shot;
+pub mod stop;
 
 use std::future::Future;
 use std::io;

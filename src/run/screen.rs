@@ -17,6 +17,7 @@ use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend};
 
+use super::stop::Stop;
 use super::{Clock, Error, FRAME, Sink, Wake, shot};
 use crate::app::effects::{self, Effect};
 use crate::app::{self, App};
@@ -70,16 +71,24 @@ pub struct Screen {
     pacer: Pacer,
     /// The changes of the burst being applied.
     changes: Vec<Change>,
+    /// SIGTERM, SIGINT or SIGHUP: quit as `q` does, the terminal restored.
+    stop: Stop,
 }
 
 /// Runs the loop on the terminal. The terminal is restored on every way out.
 pub async fn show(app: App, clock: &mut impl Clock, recorder: Option<Recorder>) -> Result<(), Error> {
+    // Before the terminal is taken over: an error here leaves it as it was.
+    let stop = Stop::listen().map_err(|source| Error::Io {
+        what: "listening for SIGTERM, SIGINT and SIGHUP".into(),
+        source,
+    })?;
     let mut screen = Screen {
         app,
         terminal: setup_terminal().map_err(terminal_error)?,
         input: EventStream::new(),
         pacer: Pacer::default(),
         changes: Vec::new(),
+        stop,
     };
     let result = super::run(clock, &mut screen, recorder).await;
     restore_terminal();
@@ -146,6 +155,7 @@ impl Sink for Screen {
                 None => Ok(Wake::End),
             },
             () = self.pacer.next_frame() => Ok(Wake::Frame),
+            () = self.stop.requested() => Ok(Wake::End),
         }
     }
 

@@ -109,7 +109,10 @@ async fn completions_are_valid_shell_and_the_man_page_is_roff() {
     let page = String::from_utf8_lossy(&man.stdout);
     assert!(page.lines().any(|l| l.starts_with(".TH a2a-watch 1")), "{page}");
     assert!(page.contains(".SH NAME") && page.contains("status"), "{page}");
-    assert!(page.contains(r"\fB\-\-headless\fR"), "the service flag is on the page: {page}");
+    assert!(
+        page.contains(r"\fB\-\-headless\fR"),
+        "the service flag is on the page: {page}"
+    );
 }
 
 // ---- status ----

@@ -33,11 +33,7 @@ async fn stops_on(front: &str, signal: libc::c_int) -> (String, String) {
     let runner = connect(demo.url("test-runner"), Binding::JsonRpc, None).await;
     let failed = stream_all(&runner, &message("run the tests, they will fail")).await;
     assert_eq!(failed.last_state(), Some(&TaskState::Failed));
-    until(
-        &url,
-        &[(r#"a2a_watch_tasks{agent="test-runner",state="failed"}"#, 1.0)],
-    )
-    .await;
+    until(&url, &[(r#"a2a_watch_tasks{agent="test-runner",state="failed"}"#, 1.0)]).await;
 
     // SAFETY: kill only sends a signal to the child we started.
     unsafe {

@@ -282,17 +282,25 @@ pub(crate) fn start(args: &str, scratch: &Scratch, extra: &[(&str, &str)]) -> Tm
 /// `q` quits, and the terminal is as it was: canonical mode with echo, the main screen, the
 /// mouse not reported, the cursor shown, and the dashboard gone.
 pub(crate) fn quit_and_check_the_terminal(tmux: &Tmux, alternate_before: &str) {
+    // A question may have opened its answer box by itself, where `q` is text: Esc first
+    // closes it ("later"); should another question pop up in between, go again.
+    end_and_check_the_terminal(tmux, alternate_before, |tmux| {
+        tmux.send_keys("Escape");
+        tmux.send_keys("q");
+    });
+}
+
+/// `end` ends the dashboard (tried again every 2 s while it runs), and the terminal is as it
+/// was, as after `q`.
+fn end_and_check_the_terminal(tmux: &Tmux, alternate_before: &str, end: impl Fn(&Tmux)) {
     assert_eq!(
         tmux.pane("#{alternate_on}"),
         "1",
         "the dashboard is on the alternate screen"
     );
-    // A question may have opened its answer box by itself, where `q` is text: Esc first
-    // closes it ("later"); should another question pop up in between, go again.
     let start = Instant::now();
     let after = loop {
-        tmux.send_keys("Escape");
-        tmux.send_keys("q");
+        end(tmux);
         let pressed = Instant::now();
         let screen = loop {
             let screen = tmux.capture(false);
@@ -304,7 +312,7 @@ pub(crate) fn quit_and_check_the_terminal(tmux: &Tmux, alternate_before: &str) {
         if screen.contains("STTY") {
             break screen;
         }
-        assert!(start.elapsed() < DEADLINE, "q did not quit; the screen:\n{screen}");
+        assert!(start.elapsed() < DEADLINE, "it did not end; the screen:\n{screen}");
     };
     assert!(after.contains("EXITED 0"), "exit status 0:\n{after}");
     let stty = after.lines().find(|l| l.starts_with("STTY")).unwrap_or_default();
@@ -411,6 +419,25 @@ fn the_demo_comes_up_and_quits_cleanly() {
                 .all(|a| screen.contains(a))
     });
     quit_and_check_the_terminal(&tmux, &before);
+}
+
+/// SIGTERM, SIGHUP or SIGINT (`kill`, a closed terminal, systemd) ends the dashboard as `q`
+/// does: exit 0 and the terminal restored, not killed in raw mode on the alternate screen.
+#[test]
+fn a_signal_ends_the_dashboard_and_restores_the_terminal() {
+    for signal in ["TERM", "HUP", "INT"] {
+        let scratch = Scratch::new("signal");
+        let tmux = start("demo --base-port 0 --delay 0.1", &scratch, &[]);
+        let before = tmux.pane("#{alternate_on}");
+        tmux.wait_for("the demo", false, |screen| screen.contains("streaming"));
+        let shell = tmux.pane("#{pane_pid}");
+        end_and_check_the_terminal(&tmux, &before, |_| {
+            // The dashboard is the only child of the pane's shell while it runs.
+            let _ = std::process::Command::new("pkill")
+                .args([&format!("-{signal}"), "-P", &shell, "-x", "a2a-watch"])
+                .status();
+        });
+    }
 }
 
 /// `--json --until all-terminal` against agents whose every task ends: it prints the tasks'
