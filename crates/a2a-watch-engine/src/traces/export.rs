@@ -30,21 +30,58 @@ pub const FLUSH_WITHIN: Duration = Duration::from_secs(2);
 /// Where and how spans go, as `--otlp` and the `OTEL_*` variables say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`'s form), or one ending in `/v1/traces`.
+    /// A base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`'s form), or one ending in `/v1/traces`.
     pub endpoint: String,
+    /// `endpoint` came from `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, which the OTLP exporter spec
+    /// ("Endpoint URLs for OTLP/HTTP") says is used as is.
+    pub traces_url: bool,
     pub grpc: bool,
 }
 
 impl Settings {
+    /// The settings `--otlp` or the environment asks for, `flag` (`--otlp`, else config `otlp`)
+    /// first; `None` when neither names an endpoint. `env` reads a variable (the process's, or a
+    /// test's own).
+    pub fn from(flag: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Option<Settings> {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let (endpoint, traces_url) = match flag {
+            Some(endpoint) => (endpoint.to_string(), false),
+            None => match env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+                Some(endpoint) => (endpoint, true),
+                None => (env("OTEL_EXPORTER_OTLP_ENDPOINT")?, false),
+            },
+        };
+        let protocol = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL"));
+        Some(Settings {
+            endpoint,
+            traces_url,
+            grpc: protocol.is_some_and(|p| p.trim() == "grpc"),
+        })
+    }
+
     /// The URL the exporter is given: OTLP/HTTP wants the traces path (OTLP spec, "OTLP/HTTP
     /// Request"), which a base URL gets appended, and gRPC the base URL.
     pub fn export_url(&self) -> String {
         let base = self.endpoint.trim_end_matches('/');
-        if self.grpc || base.ends_with("/v1/traces") {
+        if self.grpc || self.traces_url || base.ends_with("/v1/traces") {
             base.to_string()
         } else {
             format!("{base}/v1/traces")
         }
+    }
+}
+
+/// The resource every span carries: `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` as the
+/// SDK reads them, with `service.name` `a2a-watch` when neither names the service (issue 22).
+fn resource() -> Resource {
+    let detected = Resource::builder().build();
+    let named = detected
+        .get(&opentelemetry::Key::new("service.name"))
+        .is_some_and(|name| !name.as_str().starts_with("unknown_service"));
+    if named {
+        detected
+    } else {
+        Resource::builder().with_service_name("a2a-watch").build()
     }
 }
 
@@ -104,9 +141,9 @@ pub struct Exporting {
 }
 
 impl Exporting {
-    /// Builds the exporter for `settings` and starts sending what `queue` gets. `resource` carries
-    /// `service.name` and `OTEL_RESOURCE_ATTRIBUTES`.
-    pub fn start(settings: &Settings, resource: &Resource, queue: Arc<Queue>) -> Result<Exporting, BuildError> {
+    /// Builds the exporter for `settings` (it reads `OTEL_EXPORTER_OTLP_HEADERS` itself) and
+    /// starts sending what `queue` gets.
+    pub fn start(settings: &Settings, queue: Arc<Queue>) -> Result<Exporting, BuildError> {
         let builder = opentelemetry_otlp::SpanExporter::builder();
         let mut exporter = if settings.grpc {
             builder
@@ -122,7 +159,7 @@ impl Exporting {
                 .build()
         }
         .map_err(|e| BuildError(e.to_string()))?;
-        exporter.set_resource(resource);
+        exporter.set_resource(&resource());
         let task = tokio::spawn(send_batches(exporter, queue.clone()));
         Ok(Exporting { queue, task })
     }
@@ -182,6 +219,7 @@ mod tests {
     fn a_base_url_gets_the_traces_path_once() {
         let http = |endpoint: &str| Settings {
             endpoint: endpoint.into(),
+            traces_url: false,
             grpc: false,
         };
         assert_eq!(http("http://c:4318").export_url(), "http://c:4318/v1/traces");
@@ -189,8 +227,28 @@ mod tests {
         assert_eq!(http("http://c:4318/v1/traces").export_url(), "http://c:4318/v1/traces");
         let grpc = Settings {
             endpoint: "http://c:4317".into(),
+            traces_url: false,
             grpc: true,
         };
         assert_eq!(grpc.export_url(), "http://c:4317");
+    }
+
+    #[test]
+    fn the_flag_comes_before_the_traces_variable_before_the_general_one() {
+        fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+            move |name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+        }
+        let all = &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318"),
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://traces:4318/custom"),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ];
+        let flagged = Settings::from(Some("http://flag:4317"), env(all)).unwrap();
+        assert_eq!((flagged.endpoint.as_str(), flagged.grpc), ("http://flag:4317", true));
+        let traces = Settings::from(None, env(all)).unwrap();
+        assert_eq!(traces.export_url(), "http://traces:4318/custom");
+        let general = Settings::from(None, env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318")])).unwrap();
+        assert_eq!((general.export_url().as_str(), general.grpc), ("http://general:4318/v1/traces", false));
+        assert_eq!(Settings::from(None, |_| None), None);
     }
 }
