@@ -206,6 +206,9 @@ pub async fn watch(
             traces.finish().await;
         }
     };
-    let _ = tokio::join!(tokio::time::timeout(Duration::from_millis(1800), engine.shutdown()), flush);
+    let _ = tokio::join!(
+        tokio::time::timeout(Duration::from_millis(1800), engine.shutdown()),
+        flush
+    );
     result
 }

@@ -16,6 +16,6 @@ pub mod push;
 pub mod record;
 pub mod store;
 pub mod tap;
-pub mod traces;
 pub mod text;
+pub mod traces;
 pub mod watch;

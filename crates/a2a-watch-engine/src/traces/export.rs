@@ -248,7 +248,10 @@ mod tests {
         let traces = Settings::from(None, env(all)).unwrap();
         assert_eq!(traces.export_url(), "http://traces:4318/custom");
         let general = Settings::from(None, env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://general:4318")])).unwrap();
-        assert_eq!((general.export_url().as_str(), general.grpc), ("http://general:4318/v1/traces", false));
+        assert_eq!(
+            (general.export_url().as_str(), general.grpc),
+            ("http://general:4318/v1/traces", false)
+        );
         assert_eq!(Settings::from(None, |_| None), None);
     }
 }

@@ -75,7 +75,10 @@ impl AgentLabels {
         let url = url::Url::parse(agent.url.as_str()).ok();
         let host = url.as_ref().and_then(|u| u.host_str()).unwrap_or("unnamed").to_string();
         AgentLabels {
-            origin: url.as_ref().map(|u| u.origin().ascii_serialization()).unwrap_or_default(),
+            origin: url
+                .as_ref()
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_default(),
             port: url.as_ref().and_then(url::Url::port_or_known_default),
             shown: agent.given_or_card_name().unwrap_or(&host).to_string(),
             host,
@@ -204,7 +207,8 @@ impl Spans {
             .iter()
             .flat_map(|m| &m.reference_task_ids)
             .find_map(|id| self.span_of(store, task.key.agent, id));
-        let (trace, parent) = referenced.unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
+        let (trace, parent) =
+            referenced.unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
         OpenSpan {
             trace,
             span: ids::task_span(&labels.origin, &task.key.id),
@@ -241,7 +245,8 @@ impl Spans {
         let end = open.terminal_at.unwrap_or_else(SystemTime::now);
         self.ended.insert(key.clone(), (open.trace, open.span));
         let labels = self.agents.get(key.agent).cloned().unwrap_or_default();
-        self.queue.push(span_data(&labels, key, open, end, unfinished, self.scope.clone()));
+        self.queue
+            .push(span_data(&labels, key, open, end, unfinished, self.scope.clone()));
     }
 
     /// Sends every span still open, marked unfinished (at shutdown).
@@ -349,7 +354,10 @@ impl Traces {
 
     /// Sends the spans of the tasks still going, marked unfinished (at shutdown).
     pub fn finish_unfinished(&self) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).finish_unfinished();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .finish_unfinished();
     }
 }
 

@@ -24,11 +24,18 @@ fn update(agent: AgentId, frame: Json, at: i64) -> StoreEvent {
 fn status(id: &str, state: &str, text: &str, at: i64) -> StoreEvent {
     let status = json!({"state": state, "timestamp": ts(at).to_string(),
         "message": {"messageId": format!("m{at}"), "role": "ROLE_AGENT", "parts": [{"text": text}]}});
-    update(0, json!({"statusUpdate": {"taskId": id, "contextId": "ctx", "status": status}}), at)
+    update(
+        0,
+        json!({"statusUpdate": {"taskId": id, "contextId": "ctx", "status": status}}),
+        at,
+    )
 }
 
 fn watched(include_text: bool) -> (Store, Traces, Arc<Queue>) {
-    let mut store = Store::new([(Some("runner".to_string()), "http://user:pw@127.0.0.1:9001/a2a?key=secret")]);
+    let mut store = Store::new([(
+        Some("runner".to_string()),
+        "http://user:pw@127.0.0.1:9001/a2a?key=secret",
+    )]);
     let queue = Arc::new(Queue::default());
     let traces = Traces::observe(&mut store, include_text, queue.clone());
     (store, traces, queue)
@@ -71,12 +78,29 @@ fn a_task_is_one_client_span_from_first_status_to_terminal_with_an_event_per_sta
         .iter()
         .map(|e| attribute(&e.attributes, keys::TASK_STATE).unwrap().to_string())
         .collect();
-    assert_eq!(states, ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED"]);
-    assert!(span.events.iter().all(|e| attribute(&e.attributes, keys::STATUS_TEXT).is_none()));
-    assert_eq!(span.span_context.trace_id(), ids::context_trace("http://127.0.0.1:9001", "ctx"));
+    assert_eq!(
+        states,
+        [
+            "TASK_STATE_WORKING",
+            "TASK_STATE_INPUT_REQUIRED",
+            "TASK_STATE_COMPLETED"
+        ]
+    );
+    assert!(
+        span.events
+            .iter()
+            .all(|e| attribute(&e.attributes, keys::STATUS_TEXT).is_none())
+    );
+    assert_eq!(
+        span.span_context.trace_id(),
+        ids::context_trace("http://127.0.0.1:9001", "ctx")
+    );
     // Neither the URL's credential nor its query reach a span.
     let everything = format!("{span:?}");
-    assert!(!everything.contains("secret") && !everything.contains("pw@"), "{everything}");
+    assert!(
+        !everything.contains("secret") && !everything.contains("pw@"),
+        "{everything}"
+    );
 }
 
 #[test]
@@ -92,7 +116,12 @@ fn a_failure_is_an_error_with_the_cut_sanitised_text_and_text_events_only_when_a
     assert!(description.starts_with("disk full!"), "{description}");
     assert_eq!(description.len(), TEXT_BYTES);
     let first = &span.events[0];
-    assert_eq!(attribute(&first.attributes, keys::STATUS_TEXT).map(Value::to_string).as_deref(), Some("on it"));
+    assert_eq!(
+        attribute(&first.attributes, keys::STATUS_TEXT)
+            .map(Value::to_string)
+            .as_deref(),
+        Some("on it")
+    );
 }
 
 #[test]
@@ -110,12 +139,24 @@ fn artifacts_are_events_with_name_and_size_never_content() {
     let (mut store, _traces, queue) = watched(false);
     store.apply(status("t1", "TASK_STATE_WORKING", "", 0));
     let artifact = json!({"artifactId": "a1", "name": "report", "parts": [{"text": "secret findings"}]});
-    store.apply(update(0, json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx", "artifact": artifact}}), 1));
+    store.apply(update(
+        0,
+        json!({"artifactUpdate": {"taskId": "t1", "contextId": "ctx", "artifact": artifact}}),
+        1,
+    ));
     store.apply(status("t1", "TASK_STATE_COMPLETED", "", 2));
     let span = sent(&queue).remove(0);
     let artifact = span.events.iter().find(|e| e.name == keys::ARTIFACT_EVENT).unwrap();
-    assert_eq!(attribute(&artifact.attributes, keys::ARTIFACT_NAME).map(Value::to_string).as_deref(), Some("report"));
-    assert_eq!(attribute(&artifact.attributes, keys::ARTIFACT_SIZE), Some(&Value::I64(15)));
+    assert_eq!(
+        attribute(&artifact.attributes, keys::ARTIFACT_NAME)
+            .map(Value::to_string)
+            .as_deref(),
+        Some("report")
+    );
+    assert_eq!(
+        attribute(&artifact.attributes, keys::ARTIFACT_SIZE),
+        Some(&Value::I64(15))
+    );
     assert!(!format!("{span:?}").contains("secret findings"));
 }
 
@@ -143,7 +184,9 @@ fn tasks_still_going_at_shutdown_are_sent_unfinished_with_their_last_state() {
     let span = sent(&queue).remove(0);
     assert_eq!(attribute(&span.attributes, keys::UNFINISHED), Some(&Value::Bool(true)));
     assert_eq!(
-        attribute(&span.attributes, keys::TASK_STATE).map(Value::to_string).as_deref(),
+        attribute(&span.attributes, keys::TASK_STATE)
+            .map(Value::to_string)
+            .as_deref(),
         Some("TASK_STATE_AUTH_REQUIRED")
     );
 }
@@ -156,5 +199,10 @@ fn a_full_queue_drops_the_oldest_and_counts_it() {
     }
     assert_eq!(queue.dropped(), 2);
     let first = sent(&queue).remove(0);
-    assert_eq!(attribute(&first.attributes, keys::TASK_ID).map(Value::to_string).as_deref(), Some("t2"));
+    assert_eq!(
+        attribute(&first.attributes, keys::TASK_ID)
+            .map(Value::to_string)
+            .as_deref(),
+        Some("t2")
+    );
 }
