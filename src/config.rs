@@ -93,6 +93,11 @@ pub struct Config {
     pub metrics_allow_remote: bool,
     /// A scrape must send `Authorization: Bearer` with this token.
     pub metrics_token: Option<Secret>,
+    /// Send a span per task to this OpenTelemetry collector (`--otlp`).
+    pub otlp: Option<String>,
+    /// Put status message text in the spans' events (`--otlp-include-text`).
+    #[serde(default)]
+    pub otlp_include_text: bool,
 }
 
 /// One `[[agent]]` table; `AgentConfig::spec`, in `cli/specs.rs`, turns it into an agent to watch.

@@ -12,7 +12,7 @@
 
 // The engine's modules, at the paths they had before the engine became its own crate: the front
 // end, the tests and the benches name them as `crate::a2a`, `a2a_watch::store`, ...
-pub use a2a_watch_engine::{a2a, event, local_server, metrics, ndjson, push, record, store, tap, text, watch};
+pub use a2a_watch_engine::{a2a, event, local_server, metrics, ndjson, push, record, store, tap, text, traces, watch};
 
 pub mod app;
 pub mod cli;

@@ -82,6 +82,18 @@ pub struct MetricsArgs {
     pub metrics_allow_remote: bool,
 }
 
+/// Where OpenTelemetry traces go (README "Monitoring stack", issue 22); shared like `MetricsArgs`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OtlpArgs {
+    /// Send a span per task to this OpenTelemetry collector (OTLP/HTTP protobuf at
+    /// ENDPOINT/v1/traces; gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc). Also OTEL_EXPORTER_OTLP_ENDPOINT.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub otlp: Option<String>,
+    /// Put status message text in the spans' events (left out by default: it may be private).
+    #[arg(long)]
+    pub otlp_include_text: bool,
+}
+
 /// How to reach an agent; shared by every client command.
 #[derive(Args, Debug, Clone)]
 pub struct ConnArgs {

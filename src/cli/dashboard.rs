@@ -46,6 +46,8 @@ pub struct ScreenArgs {
     pub force: bool,
     #[command(flatten)]
     pub metrics: super::args::MetricsArgs,
+    #[command(flatten)]
+    pub otlp: super::args::OtlpArgs,
 }
 
 /// Logs go to a file, never to the screen. Without a writable place, there are no logs.
@@ -145,6 +147,7 @@ pub async fn watch(
     };
     // Held to the end: dropping it stops the metrics server.
     let _metrics = super::metrics::start(&screen.metrics, config, &mut store).await?;
+    let traces = super::otlp::start(&screen.otlp, config, &mut store)?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {
@@ -197,6 +200,15 @@ pub async fn watch(
     };
     // Streams are dropped with the engine; give it a moment, not forever: a service sent SIGTERM
     // is out within 2 s (issue 22), and push cleanup's own 1.5 s fits in this.
-    let _ = tokio::time::timeout(Duration::from_millis(1800), engine.shutdown()).await;
+    // Spans are flushed meanwhile, within the same 2 s.
+    let flush = async {
+        if let Some(traces) = traces {
+            traces.finish().await;
+        }
+    };
+    let _ = tokio::join!(
+        tokio::time::timeout(Duration::from_millis(1800), engine.shutdown()),
+        flush
+    );
     result
 }

@@ -16,6 +16,7 @@ mod error;
 mod follow;
 mod headless;
 mod metrics;
+mod otlp;
 mod out;
 mod parts;
 mod print;

@@ -17,6 +17,7 @@ mod layers;
 mod local_servers;
 mod metrics;
 mod ordering;
+mod otlp;
 mod output;
 mod peers;
 mod push;

@@ -17,4 +17,5 @@ pub mod record;
 pub mod store;
 pub mod tap;
 pub mod text;
+pub mod traces;
 pub mod watch;

@@ -83,7 +83,7 @@ impl Store {
             self.approvals.insert((now.1, key.clone()));
         }
         // Kept only for an observer, which `apply` hands it to.
-        if self.observer.is_some() {
+        if !self.observers.is_empty() {
             self.moved = Some(Move {
                 key: key.clone(),
                 from: before,

@@ -63,7 +63,8 @@ pub struct Store {
     journal_overflowed: bool,
     pub limits: Limits,
     /// Told of every event applied (`observe`), with the state move it made (`moved`).
-    observer: Option<Box<dyn Observer>>,
+    /// Metrics and traces, each told of every event (`Observer`).
+    observers: Vec<Box<dyn Observer>>,
     moved: Option<Move>,
 }
 
@@ -93,9 +94,10 @@ impl Store {
         }
     }
 
-    /// From now on, `observer` is told of every event applied (`Observer`).
+    /// From now on, `observer` is told of every event applied (`Observer`), after those
+    /// already observing.
     pub fn observe(&mut self, observer: Box<dyn Observer>) {
-        self.observer = Some(observer);
+        self.observers.push(observer);
     }
 
     pub fn task(&self, key: &TaskKey) -> Option<&TaskEntry> {

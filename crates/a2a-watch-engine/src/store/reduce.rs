@@ -62,10 +62,13 @@ impl Store {
         if change != Change::Nothing {
             self.note(&change);
         }
-        if let Some(mut observer) = self.observer.take() {
+        if !self.observers.is_empty() {
+            let mut observers = std::mem::take(&mut self.observers);
             let moved = self.moved.take();
-            observer.applied(self, agent, &change, moved.as_ref());
-            self.observer = Some(observer);
+            for observer in &mut observers {
+                observer.applied(self, agent, &change, moved.as_ref());
+            }
+            self.observers = observers;
         }
         change
     }

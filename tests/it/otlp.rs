@@ -1,0 +1,222 @@
+//! OpenTelemetry traces (issue 22, "Proof"): the real binary, `--json --otlp http://127.0.0.1:PORT`,
+//! watching the demo agents while a test client fails a test run, asks a question that is answered
+//! and leaves another waiting. A tiny OTLP/HTTP receiver here decodes what it gets with the
+//! official protobuf definitions (`opentelemetry-proto`) and the spans are checked: ids, final
+//! states, events, ERROR for the failure, the waiting task sent unfinished on SIGTERM, and nothing
+//! that was not asked for (no message text, no credential, no URL query).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use a2a_watch::a2a::{Binding, TaskState};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header;
+use axum::routing::post;
+use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::trace::v1::Span;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use prost::Message as _;
+
+use crate::cli::stderr;
+use crate::demo_client::{TOKEN, start_demo};
+use crate::metrics::{start_watching, until};
+use crate::scenarios::{connect, message, reply, stream_all};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// What the receiver got: each request's body as sent, and decoded.
+#[derive(Default)]
+struct Received {
+    bodies: Vec<Bytes>,
+    requests: Vec<ExportTraceServiceRequest>,
+}
+
+type Shared = Arc<Mutex<Received>>;
+
+async fn export(State(received): State<Shared>, body: Bytes) -> impl axum::response::IntoResponse {
+    let request = ExportTraceServiceRequest::decode(body.clone()).expect("an OTLP protobuf request");
+    let mut received = received.lock().unwrap();
+    received.bodies.push(body);
+    received.requests.push(request);
+    let response = ExportTraceServiceResponse::default().encode_to_vec();
+    ([(header::CONTENT_TYPE, "application/x-protobuf")], response)
+}
+
+/// A collector's OTLP/HTTP traces endpoint on loopback: its base URL, and what it receives.
+async fn receiver() -> (String, Shared) {
+    let received = Shared::default();
+    let app = axum::Router::new()
+        .route("/v1/traces", post(export))
+        .with_state(received.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{at}"), received)
+}
+
+/// Every span received so far.
+fn spans(received: &Shared) -> Vec<Span> {
+    let received = received.lock().unwrap();
+    (received.requests.iter())
+        .flat_map(|r| &r.resource_spans)
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| s.spans.clone())
+        .collect()
+}
+
+fn attribute<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a Value> {
+    attributes
+        .iter()
+        .find(|kv| kv.key == key)?
+        .value
+        .as_ref()?
+        .value
+        .as_ref()
+}
+
+fn text(attributes: &[KeyValue], key: &str) -> Option<String> {
+    match attribute(attributes, key)? {
+        Value::StringValue(s) => Some(s.clone()),
+        other => panic!("{key} is {other:?}"),
+    }
+}
+
+/// The span of task `id`, once received.
+async fn span_of(received: &Shared, id: &str) -> Span {
+    let start = Instant::now();
+    loop {
+        let found = spans(received)
+            .into_iter()
+            .find(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id));
+        if let Some(span) = found {
+            return span;
+        }
+        assert!(start.elapsed() < WAIT, "no span of {id} in time: {:?}", spans(received));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn states(span: &Span) -> Vec<String> {
+    (span.events.iter())
+        .filter(|e| e.name == "a2a.task.status")
+        .filter_map(|e| text(&e.attributes, "a2a.task.state"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_become_spans_at_a_collector_decoded_with_the_official_protobuf() {
+    let (endpoint, received) = receiver().await;
+    let demo = start_demo().await;
+    let names = ["test-runner", "code-reviewer"];
+    let agents: Vec<String> = names
+        .iter()
+        .map(|n| format!("{n}={}?key=query-s3cret", demo.url(n)))
+        .collect();
+    let (child, metrics) = start_watching("--json", &agents, &["--otlp", &endpoint]).await;
+    for name in names {
+        until(&metrics, &[(&format!("a2a_watch_agent_up{{agent=\"{name}\"}}"), 1.0)]).await;
+    }
+
+    let runner = connect(demo.url("test-runner"), Binding::JsonRpc, None).await;
+    let failed = stream_all(&runner, &message("run the tests, they will fail")).await;
+    assert_eq!(failed.last_state(), Some(&TaskState::Failed));
+    let span = span_of(&received, &failed.task).await;
+    assert_eq!(span.name, "a2a.task test-runner");
+    assert_eq!(span.kind, SpanKind::Client as i32);
+    assert!(span.parent_span_id.is_empty(), "a root span");
+    assert_eq!(
+        text(&span.attributes, "a2a.task.state").as_deref(),
+        Some("TASK_STATE_FAILED")
+    );
+    assert_eq!(
+        text(&span.attributes, "gen_ai.conversation.id"),
+        Some(failed.context.clone())
+    );
+    assert_eq!(
+        text(&span.attributes, "a2a_watch.agent").as_deref(),
+        Some("test-runner")
+    );
+    assert_eq!(text(&span.attributes, "a2a.protocol.version").as_deref(), Some("1.0"));
+    assert_eq!(text(&span.attributes, "server.address").as_deref(), Some("127.0.0.1"));
+    assert!(matches!(attribute(&span.attributes, "server.port"), Some(Value::IntValue(p)) if *p > 0));
+    assert!(text(&span.attributes, "gen_ai.agent.name").is_some_and(|n| !n.is_empty()));
+    let status = span.status.clone().expect("a status");
+    assert_eq!(status.code, StatusCode::Error as i32);
+    assert!(!status.message.is_empty(), "the failure's text as description");
+    assert_eq!(states(&span).last().map(String::as_str), Some("TASK_STATE_FAILED"));
+    assert!(span.start_time_unix_nano <= span.end_time_unix_nano);
+
+    let reviewer = connect(demo.url("code-reviewer"), Binding::JsonRpc, None).await;
+    let question = stream_all(&reviewer, &message("review this diff")).await;
+    assert_eq!(question.last_state(), Some(&TaskState::InputRequired));
+    let waiting = r#"a2a_watch_tasks{agent="code-reviewer",state="input_required"}"#;
+    until(&metrics, &[(waiting, 1.0)]).await;
+    stream_all(&reviewer, &reply(&question.task, &question.context, "main")).await;
+    let answered = span_of(&received, &question.task).await;
+    let seen = states(&answered);
+    assert!(seen.contains(&"TASK_STATE_INPUT_REQUIRED".to_string()), "{seen:?}");
+    assert_eq!(
+        seen.last().map(String::as_str),
+        Some("TASK_STATE_COMPLETED"),
+        "{seen:?}"
+    );
+    assert_eq!(answered.status.as_ref().map_or(0, |s| s.code), StatusCode::Unset as i32);
+    assert_ne!(answered.trace_id, span.trace_id, "another context, another trace");
+
+    let left = stream_all(&reviewer, &message("review this other diff")).await;
+    assert_eq!(left.last_state(), Some(&TaskState::InputRequired));
+    until(&metrics, &[(waiting, 1.0)]).await;
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id().expect("still running") as libc::pid_t, libc::SIGTERM);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output())
+        .await
+        .expect("exits soon after SIGTERM")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let unfinished = span_of(&received, &left.task).await;
+    assert_eq!(
+        attribute(&unfinished.attributes, "a2a_watch.unfinished"),
+        Some(&Value::BoolValue(true))
+    );
+    assert_eq!(
+        text(&unfinished.attributes, "a2a.task.state").as_deref(),
+        Some("TASK_STATE_INPUT_REQUIRED")
+    );
+
+    let received = received.lock().unwrap();
+    for request in &received.requests {
+        for resource in &request.resource_spans {
+            let attributes = &resource.resource.as_ref().expect("a resource").attributes;
+            assert_eq!(text(attributes, "service.name").as_deref(), Some("a2a-watch"));
+        }
+    }
+    // Nothing that was not asked for: no message text, no credential, no URL query.
+    for body in &received.bodies {
+        let raw = String::from_utf8_lossy(body);
+        for secret in [
+            "run the tests",
+            "review this",
+            "query-s3cret",
+            TOKEN,
+            "a2a.task.status.text",
+        ] {
+            assert!(!raw.contains(secret), "{secret:?} was exported");
+        }
+    }
+    assert_eq!(spans_per_task(&received.requests, &failed.task), 1, "one span a task");
+}
+
+fn spans_per_task(requests: &[ExportTraceServiceRequest], id: &str) -> usize {
+    (requests.iter())
+        .flat_map(|r| &r.resource_spans)
+        .flat_map(|r| &r.scope_spans)
+        .flat_map(|s| &s.spans)
+        .filter(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id))
+        .count()
+}
