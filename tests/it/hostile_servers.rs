@@ -333,9 +333,29 @@ pub(crate) async fn occupy(at: SocketAddr, n: usize) -> Vec<TcpStream> {
     for i in 0..n {
         held.push(connect_from([127, 0, 1, 1 + (i / 8) as u8], at).await);
     }
-    // Accepted, not merely queued by the kernel.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Accepted, not merely queued by the kernel: a fixed wait was once too short under load.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while accept_queue(at) != Some(0) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     held
+}
+
+/// How many connections wait in the kernel's accept queue of the IPv4 socket listening at `at`:
+/// a listening socket's `rx_queue` in /proc/net/tcp (Linux, proc(5)).
+fn accept_queue(at: SocketAddr) -> Option<u64> {
+    const LISTEN: &str = "0A";
+    let SocketAddr::V4(v4) = at else { return None };
+    let local = format!("{:08X}:{:04X}", u32::from_le_bytes(v4.ip().octets()), v4.port());
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&LISTEN) {
+            return None;
+        }
+        let (_, rx) = fields.get(4)?.split_once(':')?;
+        u64::from_str_radix(rx, 16).ok()
+    })
 }
 
 /// `a2a-watch --json` with `args` and one tap: where the tap listens, the line that says so,
