@@ -206,6 +206,7 @@ its own (the two are not paired), so on a busy machine p99 added can come out be
                 "samples direct / tapped",
                 "p50 direct",
                 "p50 tapped",
+                "p50 added",
                 "p99 direct",
                 "p99 tapped",
                 "p99 added"
