@@ -269,7 +269,7 @@ pub enum StatusFormat {
     Plain,
     /// The plain line with `#[fg=...]` colours for tmux's status-right.
     Tmux,
-    /// `{"waiting":2,"failed":1,"working":0,"unreachable":0,"agents":2}`
+    /// `{"waiting":2,"failed":1,"working":0,"unreachable":0,"unauthorized":0,"agents":2}`
     Json,
 }
 
