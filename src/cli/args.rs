@@ -259,6 +259,9 @@ pub struct StatusArgs {
     /// The config file whose agents to count (default: the dashboard's).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Count only the agents of this group (the config's `group = "NAME"`).
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
     #[arg(long, value_enum, default_value_t = StatusFormat::Plain)]
     pub format: StatusFormat,
 }

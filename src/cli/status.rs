@@ -10,6 +10,8 @@
 //!   person can fix these, so they are not lost among the agents that are down;
 //! - unreachable: agents whose card or listing did not come for any other reason.
 //!
+//! `--group NAME` counts only the agents the config puts in that group.
+//!
 //! 0.3 agents have no ListTasks: they are read (their card answers) but add nothing.
 //!
 //! COMPLETED and CANCELED are not shown: a prompt with nothing to do prints nothing.
@@ -90,7 +92,16 @@ pub async fn status(conn: &ConnArgs, args: StatusArgs, before: WatchArgs) -> Res
     watch.agents.extend(args.agents);
     watch.config = args.config.or(watch.config);
     let config = Config::load(watch.config.as_deref())?;
-    let specs = agent_specs(conn, &watch, &config)?;
+    let mut specs = agent_specs(conn, &watch, &config)?;
+    if let Some(group) = &args.group {
+        specs.retain(|spec| spec.group.as_ref() == Some(group));
+        if specs.is_empty() {
+            return Err(Error::Usage(format!(
+                "no agent is in the group {:?}: groups are set in the config file, `group = \"NAME\"`",
+                one_line(group)
+            )));
+        }
+    }
     let request = ListTasksRequest {
         context_id: watch_options(&watch, &config).context,
         ..ListTasksRequest::default()

@@ -282,6 +282,28 @@ async fn status_tells_an_agent_that_refuses_us_from_one_that_is_down() {
         lines(&json),
         vec![json!({"waiting": 0, "failed": 0, "working": 1, "unreachable": 1, "unauthorized": 2, "agents": 4})]
     );
+
+    // Grouped in the config: `--group` counts one group's agents alone.
+    let config = scratch("status-groups").join("config.toml");
+    let entries = [("fine", &fine.url, "ops"), ("locked", &locked.url, "payments")];
+    let toml: String = (entries.iter())
+        .map(|(name, url, group)| format!("[[agent]]\nname = \"{name}\"\nurl = \"{url}\"\ngroup = \"{group}\"\n"))
+        .collect();
+    std::fs::write(&config, toml).unwrap();
+    let config = config.to_str().unwrap();
+    let ops = run(&["status", "--config", config, "--group", "ops"], &[]).await;
+    assert_eq!(ops.status.code(), Some(0), "{}", stderr(&ops));
+    assert_eq!(String::from_utf8_lossy(&ops.stdout), "● 1 working\n");
+    let payments = run(&["status", "--config", config, "--group", "payments"], &[]).await;
+    assert_eq!(payments.status.code(), Some(1), "{}", stderr(&payments));
+    assert_eq!(String::from_utf8_lossy(&payments.stdout), "⊘ 1 unauthorized\n");
+    let none = run(&["status", "--config", config, "--group", "search"], &[]).await;
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("no agent is in the group \"search\""),
+        "{}",
+        stderr(&none)
+    );
 }
 
 // ---- data and file parts ----
