@@ -148,9 +148,10 @@ pub async fn watch(
         history: config.history_limit.unwrap_or(Limits::default().history),
         ..Limits::default()
     };
-    // Held to the end: dropping it stops the metrics server.
-    let _metrics = super::metrics::start(&screen.metrics, config, &mut store).await?;
     let traces = super::otlp::start(&screen.otlp, config, &mut store)?;
+    let export_queue = traces.as_ref().map(super::otlp::Running::queue);
+    // Held to the end: dropping it stops the metrics server.
+    let _metrics = super::metrics::start(&screen.metrics, config, &mut store, export_queue).await?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {
