@@ -37,18 +37,31 @@ pub(crate) const PUSHED_POLL: u32 = 10;
 const MAX_BATCH: usize = 256;
 
 /// The tasks of one agent with a subscription open right now. A send's own stream leaves their
-/// artifact chunks to the subscription, so each chunk is applied once.
+/// artifact chunks to the subscription, so each chunk is applied once; the agent's listing slows
+/// down only while every live task is among them and none closed (`cadence`).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct OpenStreams(Arc<Mutex<HashSet<String>>>);
+pub(crate) struct OpenStreams(Arc<Mutex<Streams>>);
+
+#[derive(Debug, Default)]
+struct Streams {
+    open: HashSet<String>,
+    /// Subscriptions that ended, for whatever reason, since the agent was first followed.
+    closed: u64,
+}
 
 impl OpenStreams {
     pub fn contains(&self, task: &str) -> bool {
-        self.0.lock().is_ok_and(|s| s.contains(task))
+        self.0.lock().is_ok_and(|s| s.open.contains(task))
+    }
+
+    /// How many subscriptions are open, and how many ended so far.
+    pub fn tally(&self) -> (usize, u64) {
+        self.0.lock().map_or((0, 0), |s| (s.open.len(), s.closed))
     }
 
     fn open(&self, task: &str) -> OpenStream {
         if let Ok(mut s) = self.0.lock() {
-            s.insert(task.to_string());
+            s.open.insert(task.to_string());
         }
         OpenStream {
             streams: self.clone(),
@@ -66,7 +79,8 @@ struct OpenStream {
 impl Drop for OpenStream {
     fn drop(&mut self) {
         if let Ok(mut s) = self.streams.0.lock() {
-            s.remove(&self.task);
+            s.open.remove(&self.task);
+            s.closed += 1;
         }
     }
 }
