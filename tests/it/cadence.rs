@@ -1,8 +1,9 @@
-//! How often the engine lists an agent (issue 23), against two small agents on loopback that
-//! count their ListTasks calls: one honours `statusTimestampAfter`, one ignores it. While every
-//! live task is streamed, the honest agent is listed every `streamed_list_interval` instead of
-//! every `poll_interval`, incrementally; once the server closes the stream, the listing is back at
-//! `poll_interval`; the agent that ignores the filter is detected and listed as before.
+//! How often the engine lists an agent (issue 23), against small agents on loopback that count
+//! their ListTasks calls: two honour `statusTimestampAfter`, one ignores it. While every live task
+//! is streamed, the honest agents are listed every `streamed_list_interval` instead of every
+//! `poll_interval`, incrementally; once the server closes one's stream, or the other's stream
+//! skips an event, the listing is back at `poll_interval`; the agent that ignores the filter is
+//! detected and listed as before.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,20 +38,40 @@ fn stamped(id: &str, state: &str, at: &str) -> Value {
     t
 }
 
-/// A subscription to `t1`: its snapshot, then nothing until `close` is notified (never, without).
-fn held_stream(call: &Call, close: Option<Arc<Notify>>) -> Out {
-    let snapshot = format!(
-        "data: {}\n\n",
-        frame(call, json!({"task": stamped("t1", "TASK_STATE_WORKING", STAMP)}))
-    );
-    let end = async move {
-        match close {
-            Some(close) => close.notified().await,
+/// What an agent does when its signal is notified.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// Ends its first subscription.
+    Closes,
+    /// Sends an event two generations on (A2A 1.1, draft), the stream open.
+    Skips,
+    /// Ends its first subscription, and lists every task whatever `statusTimestampAfter` asks.
+    IgnoresFilter,
+}
+
+/// A subscription to `t1`: its snapshot (generation 1), then at `signal` the end of the stream
+/// or an event of generation 3, then nothing; without a signal, nothing after the snapshot.
+fn held_stream(call: &Call, kind: Kind, signal: Option<Arc<Notify>>) -> Out {
+    let mut snapshot = json!({"task": stamped("t1", "TASK_STATE_WORKING", STAMP)});
+    snapshot["task"]["generation"] = json!(1);
+    let snapshot = format!("data: {}\n\n", frame(call, snapshot));
+    let skipped = json!({"statusUpdate": {"taskId": "t1", "contextId": "ctx", "generation": 3,
+        "status": stamped("t1", "TASK_STATE_WORKING", STAMP)["status"]}});
+    let skipped = format!("data: {}\n\n", frame(call, skipped));
+    let signalled = async move {
+        match signal {
+            Some(signal) => signal.notified().await,
             None => std::future::pending().await,
         }
     };
+    let then = move |()| match kind {
+        Kind::Skips => futures::stream::iter([Ok(skipped.clone())])
+            .chain(futures::stream::pending())
+            .boxed(),
+        Kind::Closes | Kind::IgnoresFilter => futures::stream::empty().boxed(),
+    };
     let body = futures::stream::once(async move { Ok::<_, Infallible>(snapshot) })
-        .chain(futures::stream::once(end).filter_map(|()| async { None }));
+        .chain(futures::stream::once(signalled).flat_map(then));
     Out::Reply(
         Response::builder()
             .header(header::CONTENT_TYPE, "text/event-stream")
@@ -59,10 +80,10 @@ fn held_stream(call: &Call, close: Option<Arc<Notify>>) -> Out {
     )
 }
 
-/// An agent with one WORKING task `t1` (and, when `ignores_filter`, a finished one it lists
-/// whatever `statusTimestampAfter` asks). Its first subscription ends when `close` is notified;
-/// the `statusTimestampAfter` of each ListTasks goes to `asked`.
-async fn agent(ignores_filter: bool, close: Arc<Notify>, asked: Arc<Mutex<Vec<Option<String>>>>) -> (String, Fake) {
+/// An agent with one WORKING task `t1` (and, when it ignores the filter, a finished one it lists
+/// whatever `statusTimestampAfter` asks). Its first subscription does what `kind` says at
+/// `signal`; the `statusTimestampAfter` of each ListTasks goes to `asked`.
+async fn agent(kind: Kind, signal: Arc<Notify>, asked: Arc<Mutex<Vec<Option<String>>>>) -> (String, Fake) {
     let subscriptions = AtomicUsize::new(0);
     fake(true, move |call| match call.method.as_str() {
         "ListTasks" => {
@@ -71,7 +92,7 @@ async fn agent(ignores_filter: bool, close: Arc<Notify>, asked: Arc<Mutex<Vec<Op
             let since: Option<Timestamp> = since.map(|s| s.parse().unwrap());
             let live = stamped("t1", "TASK_STATE_WORKING", STAMP);
             let stamp = |t: &Value| t["status"]["timestamp"].as_str().unwrap().parse::<Timestamp>().unwrap();
-            let tasks = if ignores_filter {
+            let tasks = if kind == Kind::IgnoresFilter {
                 vec![live, stamped("t0", "TASK_STATE_COMPLETED", OLD_STAMP)]
             } else {
                 [live]
@@ -84,7 +105,7 @@ async fn agent(ignores_filter: bool, close: Arc<Notify>, asked: Arc<Mutex<Vec<Op
         "GetTask" => result(call, stamped("t1", "TASK_STATE_WORKING", STAMP)),
         "SubscribeToTask" => {
             let first = subscriptions.fetch_add(1, Ordering::SeqCst) == 0;
-            held_stream(call, first.then(|| close.clone()))
+            held_stream(call, kind, first.then(|| signal.clone()))
         }
         _ => not_found(call),
     })
@@ -106,12 +127,17 @@ fn listings(agent: &Fake, from: Instant, to: Instant) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streamed_tasks_are_listed_rarely_and_a_closed_stream_or_an_ignored_filter_lists_at_poll() {
-    let close = Arc::new(Notify::new());
+async fn streamed_tasks_are_listed_rarely_until_a_stream_lapses_and_an_ignored_filter_lists_at_poll() {
+    let (close, skip) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
     let honest_asked = Arc::default();
-    let (honest_url, honest) = agent(false, close.clone(), Arc::clone(&honest_asked)).await;
-    let (deaf_url, deaf) = agent(true, Arc::new(Notify::new()), Arc::default()).await;
-    let specs = vec![spec(&honest_url, "honest"), spec(&deaf_url, "deaf")];
+    let (honest_url, honest) = agent(Kind::Closes, close.clone(), Arc::clone(&honest_asked)).await;
+    let (gappy_url, gappy) = agent(Kind::Skips, skip.clone(), Arc::default()).await;
+    let (deaf_url, deaf) = agent(Kind::IgnoresFilter, Arc::new(Notify::new()), Arc::default()).await;
+    let specs = vec![
+        spec(&honest_url, "honest"),
+        spec(&gappy_url, "gappy"),
+        spec(&deaf_url, "deaf"),
+    ];
     let (tx, events) = a2a_watch::event::channel(256);
     let mut w = Watched {
         store: Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone()))),
@@ -125,17 +151,20 @@ async fn streamed_tasks_are_listed_rarely_and_a_closed_stream_or_an_ignored_filt
             tx,
         ),
     };
-    w.until("t1 of both agents streamed", |s| {
-        s.tasks().filter(|t| t.watch == Some(WatchMode::Streaming)).count() == 2
+    w.until("t1 of every agent streamed", |s| {
+        s.tasks().filter(|t| t.watch == Some(WatchMode::Streaming)).count() == 3
     })
     .await;
-    // Calm for a whole streamed interval: from then on the honest agent is listed every second.
+    // Calm for a whole streamed interval: from then on the honest agents are listed every second.
     w.drain(STREAMED + Duration::from_millis(300)).await;
     let from = Instant::now();
     w.drain(Duration::from_secs(2)).await;
     let to = Instant::now();
-    let (rare, deaf_rate) = (listings(&honest, from, to), listings(&deaf, from, to));
-    assert!((1..=3).contains(&rare), "{rare} listings of the streamed agent in 2 s");
+    for (name, agent) in [("honest", &honest), ("gappy", &gappy)] {
+        let rare = listings(agent, from, to);
+        assert!((1..=3).contains(&rare), "{rare} listings of {name} in 2 s");
+    }
+    let deaf_rate = listings(&deaf, from, to);
     assert!(
         deaf_rate >= 8,
         "the agent that ignores the filter is listed every {POLL:?}: {deaf_rate} listings in 2 s"
@@ -151,14 +180,24 @@ async fn streamed_tasks_are_listed_rarely_and_a_closed_stream_or_an_ignored_filt
         "{asked:?}"
     );
 
-    // The server ends the stream: the task is subscribed again, and listed at poll for a while.
+    // One server ends its stream (the task is subscribed again), the other's stream skips a
+    // generation (it stays open): both are listed at poll for a while.
     close.notify_one();
-    let closed = Instant::now();
+    skip.notify_one();
+    let lapsed = Instant::now();
     w.drain(Duration::from_millis(800)).await;
-    let fast = listings(&honest, closed, Instant::now());
-    assert!(fast >= 3, "{fast} listings in the 0.8 s after the stream closed");
+    for (name, agent) in [("honest", &honest), ("gappy", &gappy)] {
+        let fast = listings(agent, lapsed, Instant::now());
+        assert!(
+            fast >= 3,
+            "{fast} listings of {name} in the 0.8 s after its stream lapsed"
+        );
+    }
     assert_eq!(honest.count("SubscribeToTask"), 2, "subscribed again");
-    let t1 = w.store.tasks().find(|t| t.key.agent == 0).unwrap();
-    assert_eq!(*t1.state(), TaskState::Working, "a close says nothing of the state");
+    assert_eq!(gappy.count("SubscribeToTask"), 1, "the stream that skipped stays open");
+    assert!(gappy.count("GetTask") >= 1, "the skipped events were fetched");
+    for t in w.store.tasks().filter(|t| t.key.agent < 2) {
+        assert_eq!(*t.state(), TaskState::Working, "a lapse says nothing of the state");
+    }
     w.engine.shutdown().await;
 }

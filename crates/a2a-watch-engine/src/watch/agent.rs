@@ -505,12 +505,12 @@ impl AgentWatcher {
         }
     }
 
-    /// Whether every live task has its subscription open, and how many ended so far.
+    /// Whether every live task has its subscription open, and how many times one lapsed.
     fn coverage(&self, watched: &Watched) -> Coverage {
-        let (open, closed) = self.open.tally();
+        let (open, lapses) = self.open.tally();
         // Open streams are of watched tasks only, so equal counts mean every one is streamed.
         let all_streamed = watched.queued.is_empty() && watched.resting.is_empty() && open == watched.live.len();
-        Coverage { all_streamed, closed }
+        Coverage { all_streamed, lapses }
     }
 
     /// One listing: everything every `FULL_LISTING_EVERY`th time, otherwise only what changed

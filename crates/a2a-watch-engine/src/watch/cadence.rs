@@ -1,9 +1,9 @@
 //! How often one agent is listed (issue 23). While every live task of the agent is followed by an
 //! open stream, the listing is only a safety net and the way new tasks are found: it runs every
 //! `streamed` (`WatchOptions::streamed_list_interval`) instead of every `poll`. Anything that may
-//! have let a change slip by (the agent just connected, a task not streamed, a stream that ended,
-//! a listing that failed or was cut, a new task found) brings back `poll` until things have been
-//! calm for a whole `streamed` again. An agent that ignores `statusTimestampAfter` (ListTasks,
+//! have let a change slip by (the agent just connected, a task not streamed, a stream that ended
+//! or skipped events, a listing that failed or was cut, a new task found) brings back `poll`
+//! until things have been calm for a whole `streamed` again. An agent that ignores `statusTimestampAfter` (ListTasks,
 //! A2A 1.0 section 3.1.4) sends every task at each listing, so it is listed at `poll` as before.
 
 use std::time::Duration;
@@ -16,8 +16,8 @@ pub(crate) struct Coverage {
     /// Every live task has its subscription open (none waits for a stream slot, rests after a
     /// hang, polls or is being subscribed again).
     pub all_streamed: bool,
-    /// Subscriptions of the agent that ended so far (`OpenStreams::tally`).
-    pub closed: u64,
+    /// Times a subscription of the agent ended or skipped events so far (`OpenStreams::tally`).
+    pub lapses: u64,
 }
 
 /// Whether a listing may have missed something.
@@ -36,7 +36,7 @@ pub(crate) struct Cadence {
     /// When something last may have slipped by: `streamed` must pass calmly after it.
     upset: Instant,
     last_listing: Option<Instant>,
-    closed_seen: u64,
+    lapses_seen: u64,
     ignores_filter: bool,
 }
 
@@ -48,17 +48,17 @@ impl Cadence {
             streamed,
             upset: now,
             last_listing: None,
-            closed_seen: 0,
+            lapses_seen: 0,
             ignores_filter: false,
         }
     }
 
     /// At a tick of the `poll` ticker: whether to list now.
     pub fn due(&mut self, now: Instant, coverage: Coverage) -> bool {
-        if !coverage.all_streamed || coverage.closed != self.closed_seen {
+        if !coverage.all_streamed || coverage.lapses != self.lapses_seen {
             self.upset = now;
         }
-        self.closed_seen = coverage.closed;
+        self.lapses_seen = coverage.lapses;
         let interval = self.interval(now);
         self.last_listing.is_none_or(|at| now.duration_since(at) >= interval)
     }
@@ -95,10 +95,10 @@ mod tests {
     const POLL: Duration = Duration::from_secs(3);
     const STREAMED: Duration = Duration::from_secs(30);
 
-    fn streamed(closed: u64) -> Coverage {
+    fn streamed(lapses: u64) -> Coverage {
         Coverage {
             all_streamed: true,
-            closed,
+            lapses,
         }
     }
 
@@ -134,19 +134,20 @@ mod tests {
         let mut c = Cadence::new(POLL, STREAMED, start);
         let uncovered = Coverage {
             all_streamed: false,
-            closed: 0,
+            lapses: 0,
         };
         let listed = run(&mut c, start, 0, 30, |_| uncovered);
         assert_eq!(listed.len(), 30, "every tick lists");
     }
 
     #[test]
-    fn a_stream_that_ends_brings_back_the_poll_interval_for_a_while() {
+    fn a_stream_that_ends_or_skips_events_brings_back_the_poll_interval_for_a_while() {
         let start = Instant::now();
         let mut c = Cadence::new(POLL, STREAMED, start);
         run(&mut c, start, 0, 11, |_| streamed(0));
         assert_eq!(c.interval(start + Duration::from_secs(33)), STREAMED);
-        // A stream closed between 60 s and 63 s (its task was subscribed again at once).
+        // A stream closed between 60 s and 63 s (its task was subscribed again at once), or
+        // skipped events.
         let listed = run(&mut c, start, 36, 30, |secs| streamed(u64::from(secs >= 63)));
         assert_eq!(listed[0], 57, "calm until then: 30 s after the last listing");
         let fast: Vec<u64> = (21..=30).map(|i| i * 3).collect();

@@ -38,15 +38,16 @@ const MAX_BATCH: usize = 256;
 
 /// The tasks of one agent with a subscription open right now. A send's own stream leaves their
 /// artifact chunks to the subscription, so each chunk is applied once; the agent's listing slows
-/// down only while every live task is among them and none closed (`cadence`).
+/// down only while every live task is among them and none lapsed (`cadence`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OpenStreams(Arc<Mutex<Streams>>);
 
 #[derive(Debug, Default)]
 struct Streams {
     open: HashSet<String>,
-    /// Subscriptions that ended, for whatever reason, since the agent was first followed.
-    closed: u64,
+    /// Times a subscription ended (for whatever reason) or skipped events (`Generation`) since
+    /// the agent was first followed.
+    lapses: u64,
 }
 
 impl OpenStreams {
@@ -54,9 +55,16 @@ impl OpenStreams {
         self.0.lock().is_ok_and(|s| s.open.contains(task))
     }
 
-    /// How many subscriptions are open, and how many ended so far.
+    /// How many subscriptions are open, and how many times one lapsed so far.
     pub fn tally(&self) -> (usize, u64) {
-        self.0.lock().map_or((0, 0), |s| (s.open.len(), s.closed))
+        self.0.lock().map_or((0, 0), |s| (s.open.len(), s.lapses))
+    }
+
+    /// A subscription skipped events: what else it missed, only a listing may tell.
+    fn skipped(&self) {
+        if let Ok(mut s) = self.0.lock() {
+            s.lapses += 1;
+        }
     }
 
     fn open(&self, task: &str) -> OpenStream {
@@ -80,7 +88,7 @@ impl Drop for OpenStream {
     fn drop(&mut self) {
         if let Ok(mut s) = self.streams.0.lock() {
             s.open.remove(&self.task);
-            s.closed += 1;
+            s.lapses += 1;
         }
     }
 }
@@ -490,6 +498,7 @@ impl TaskWatch {
             }
             // Events were lost on the way: the task as the agent holds it fills them in.
             if ready.missed {
+                self.open.skipped();
                 let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
                 if !counted || matches!(self.check().await.0, Next::Stop) {
                     return Subscription::Stop;
