@@ -1,6 +1,7 @@
 //! One agent: read its card (retrying while it is unreachable), list its tasks again and again
-//! (statusTimestampAfter fetches only what changed), and keep a watcher on every live task, up to
-//! a cap on open streams; tasks over the cap are followed through the listing alone.
+//! (statusTimestampAfter fetches only what changed; rarely while every live task is streamed:
+//! `cadence`), and keep a watcher on every live task, up to a cap on open streams; tasks over the
+//! cap are followed through the listing alone.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -9,7 +10,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
+use super::cadence::{Cadence, Coverage, Listing};
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
@@ -65,9 +68,17 @@ struct Watched {
     refresh_failed: Option<Health>,
 }
 
+impl Watched {
+    /// Whether the task has a watcher, waits for a slot, or rests before it is watched again.
+    fn follows(&self, id: &str) -> bool {
+        self.live.contains(id) || self.queued.contains(id) || self.resting.contains(id)
+    }
+}
+
 /// What the agent's loop keeps from one listing to the next.
-#[derive(Default)]
 struct Listings {
+    /// When the next listing is due.
+    cadence: Cadence,
     /// How many listings began: every `FULL_LISTING_EVERY`th lists everything.
     count: u32,
     /// The newest status stamp of the last listing read whole: the next asks only for newer.
@@ -76,6 +87,16 @@ struct Listings {
     failures: u32,
     /// Whether the last listing had more pages than it reads.
     cut: bool,
+}
+
+/// What one listing found, page by page.
+struct Found {
+    /// The newest status stamp seen.
+    newest: Option<Timestamp>,
+    /// A live task nobody followed yet.
+    new_task: bool,
+    /// A row stamped before the `statusTimestampAfter` asked.
+    older: bool,
 }
 
 /// Tasks waiting for a stream, in order, with a set beside the order so that asking whether a
@@ -90,6 +111,10 @@ struct Queue {
 impl Queue {
     fn contains(&self, id: &str) -> bool {
         self.members.contains(id)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
     }
 
     fn push_back(&mut self, id: String, listed: Listed) {
@@ -402,13 +427,24 @@ impl AgentWatcher {
         healthy: &Health,
     ) {
         let lists_tasks = lists_tasks(client);
-        let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
+        let poll = self.spec.poll_interval.max(Duration::from_millis(100));
+        let mut ticker = tokio::time::interval(poll);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut listings = Listings::default();
+        let mut listings = Listings {
+            cadence: Cadence::new(poll, self.opts.streamed_list_interval, Instant::now()),
+            count: 0,
+            since: None,
+            failures: 0,
+            cut: false,
+        };
         loop {
             let go_on = tokio::select! {
                 _ = ticker.tick(), if lists_tasks => {
-                    self.list(client, watched, &mut listings, healthy, &mut ticker).await
+                    if listings.cadence.due(Instant::now(), self.coverage(watched)) {
+                        self.list(client, watched, &mut listings, healthy, &mut ticker).await
+                    } else {
+                        true
+                    }
                 }
                 cmd = commands.recv() => self.command(client, watched, cmd),
                 Some(done) = watched.refreshing.join_next() => match done {
@@ -470,6 +506,14 @@ impl AgentWatcher {
         }
     }
 
+    /// Whether every live task has its subscription open, and how many times one lapsed.
+    fn coverage(&self, watched: &Watched) -> Coverage {
+        let (open, lapses) = self.open.tally();
+        // Open streams are of watched tasks only, so equal counts mean every one is streamed.
+        let all_streamed = watched.queued.is_empty() && watched.resting.is_empty() && open == watched.live.len();
+        Coverage { all_streamed, lapses }
+    }
+
     /// One listing: everything every `FULL_LISTING_EVERY`th time, otherwise only what changed
     /// since the last. Each page goes to the store as it comes: a listing of 100,000 tasks is
     /// never held whole. False once the app is gone.
@@ -483,11 +527,17 @@ impl AgentWatcher {
     ) -> bool {
         let full = listings.count.is_multiple_of(FULL_LISTING_EVERY);
         listings.count += 1;
-        let req = self.list_request(if full { None } else { listings.since });
+        listings.cadence.began(Instant::now());
+        let since = if full { None } else { listings.since };
+        let req = self.list_request(since);
         let mut pages = client.pages(&req, self.opts.max_pages);
-        // Taken as `since` only once every page is read: pages not read yet hold older changes
-        // that the next listing must still ask for.
-        let mut newest = listings.since;
+        // `newest` is taken as `since` only once every page is read: pages not read yet hold
+        // older changes that the next listing must still ask for.
+        let mut found = Found {
+            newest: listings.since,
+            new_task: false,
+            older: false,
+        };
         let listed = loop {
             let tasks = match pages.next().await {
                 Ok(Some(tasks)) => tasks,
@@ -500,33 +550,47 @@ impl AgentWatcher {
                     return false;
                 }
             }
-            if !self.take_page(client, watched, tasks, &mut newest).await {
+            if !self.take_page(client, watched, tasks, since, &mut found).await {
                 return false;
             }
         };
+        let listing = match listed {
+            Ok(false) if !found.new_task => Listing::Calm,
+            _ => Listing::Missed,
+        };
+        listings.cadence.ended(Instant::now(), listing);
+        if found.older && listings.cadence.filter_ignored() {
+            tracing::info!(
+                agent = self.id,
+                "the agent ignores statusTimestampAfter: it is listed every poll_interval"
+            );
+        }
         match listed {
             Ok(cut) => {
-                listings.since = newest;
+                listings.since = found.newest;
                 self.listing_cut(listings, cut).await
             }
             Err(e) => self.listing_failed(watched, listings, &e, ticker).await,
         }
     }
 
-    /// One page of a listing: its tasks to the store, a watcher for each live one, and `newest`
-    /// moved to the latest status stamp seen. False once the app is gone.
+    /// One page of a listing (asked for changes after `since`, if any): its tasks to the store,
+    /// a watcher for each live one, and what it found noted. False once the app is gone.
     async fn take_page(
         &self,
         client: &Arc<Client>,
         watched: &mut Watched,
         tasks: Vec<Task>,
-        newest: &mut Option<Timestamp>,
+        since: Option<Timestamp>,
+        found: &mut Found,
     ) -> bool {
         for task in tasks {
             if let Some(ts) = task.status.timestamp {
-                *newest = Some(newest.map_or(ts, |s| s.max(ts)));
+                found.newest = Some(found.newest.map_or(ts, |s| s.max(ts)));
+                found.older |= since.is_some_and(|since| ts < since);
             }
             let live = !task.status.state.is_terminal();
+            found.new_task |= live && !watched.follows(&task.id);
             let id = task.id.clone();
             if !self
                 .send(Event::Snapshot {
@@ -608,7 +672,7 @@ impl AgentWatcher {
     /// Watches a task now, or when a slot frees. `stuck` carries a hung subscription's count
     /// into the next watcher, so its backoff keeps growing.
     fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
-        if watched.live.contains(&id) || watched.queued.contains(&id) || watched.resting.contains(&id) {
+        if watched.follows(&id) {
             return;
         }
         if watched.watchers.len() >= self.opts.max_streams {
