@@ -3,7 +3,7 @@
 //! is streamed, the honest agents are listed every `streamed_list_interval` instead of every
 //! `poll_interval`, incrementally; once the server closes one's stream, or the other's stream
 //! skips an event, the listing is back at `poll_interval`; the agent that ignores the filter is
-//! detected and listed as before.
+//! detected and listed as before, and so is an agent with no task at all.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,6 +47,8 @@ enum Kind {
     Skips,
     /// Ends its first subscription, and lists every task whatever `statusTimestampAfter` asks.
     IgnoresFilter,
+    /// Has no task at all.
+    Idle,
 }
 
 /// A subscription to `t1`: its snapshot (generation 1), then at `signal` the end of the stream
@@ -68,7 +70,7 @@ fn held_stream(call: &Call, kind: Kind, signal: Option<Arc<Notify>>) -> Out {
         Kind::Skips => futures::stream::iter([Ok(skipped.clone())])
             .chain(futures::stream::pending())
             .boxed(),
-        Kind::Closes | Kind::IgnoresFilter => futures::stream::empty().boxed(),
+        Kind::Closes | Kind::IgnoresFilter | Kind::Idle => futures::stream::empty().boxed(),
     };
     let body = futures::stream::once(async move { Ok::<_, Infallible>(snapshot) })
         .chain(futures::stream::once(signalled).flat_map(then));
@@ -92,7 +94,9 @@ async fn agent(kind: Kind, signal: Arc<Notify>, asked: Arc<Mutex<Vec<Option<Stri
             let since: Option<Timestamp> = since.map(|s| s.parse().unwrap());
             let live = stamped("t1", "TASK_STATE_WORKING", STAMP);
             let stamp = |t: &Value| t["status"]["timestamp"].as_str().unwrap().parse::<Timestamp>().unwrap();
-            let tasks = if kind == Kind::IgnoresFilter {
+            let tasks = if kind == Kind::Idle {
+                vec![]
+            } else if kind == Kind::IgnoresFilter {
                 vec![live, stamped("t0", "TASK_STATE_COMPLETED", OLD_STAMP)]
             } else {
                 [live]
@@ -133,10 +137,12 @@ async fn streamed_tasks_are_listed_rarely_until_a_stream_lapses_and_an_ignored_f
     let (honest_url, honest) = agent(Kind::Closes, close.clone(), Arc::clone(&honest_asked)).await;
     let (gappy_url, gappy) = agent(Kind::Skips, skip.clone(), Arc::default()).await;
     let (deaf_url, deaf) = agent(Kind::IgnoresFilter, Arc::new(Notify::new()), Arc::default()).await;
+    let (idle_url, idle) = agent(Kind::Idle, Arc::new(Notify::new()), Arc::default()).await;
     let specs = vec![
         spec(&honest_url, "honest"),
         spec(&gappy_url, "gappy"),
         spec(&deaf_url, "deaf"),
+        spec(&idle_url, "idle"),
     ];
     let (tx, events) = a2a_watch::event::channel(256);
     let mut w = Watched {
@@ -168,6 +174,12 @@ async fn streamed_tasks_are_listed_rarely_until_a_stream_lapses_and_an_ignored_f
     assert!(
         deaf_rate >= 8,
         "the agent that ignores the filter is listed every {POLL:?}: {deaf_rate} listings in 2 s"
+    );
+    // No live task, nothing streamed: a new task there must show within the poll interval.
+    let idle_rate = listings(&idle, from, to);
+    assert!(
+        idle_rate >= 8,
+        "an agent without tasks is listed every {POLL:?}: {idle_rate} in 2 s"
     );
     // Incremental: after the first, each asks only for what changed after the newest stamp.
     let asked = honest_asked.lock().unwrap().clone();

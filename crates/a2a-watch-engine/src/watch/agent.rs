@@ -510,7 +510,12 @@ impl AgentWatcher {
     fn coverage(&self, watched: &Watched) -> Coverage {
         let (open, lapses) = self.open.tally();
         // Open streams are of watched tasks only, so equal counts mean every one is streamed.
-        let all_streamed = watched.queued.is_empty() && watched.resting.is_empty() && open == watched.live.len();
+        // An agent with no live task stays at `poll`: its quiet listing is one small response,
+        // and a task started elsewhere (a question, an approval) shows within `poll`.
+        let all_streamed = !watched.live.is_empty()
+            && watched.queued.is_empty()
+            && watched.resting.is_empty()
+            && open == watched.live.len();
         Coverage { all_streamed, lapses }
     }
 

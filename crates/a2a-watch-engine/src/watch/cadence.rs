@@ -1,5 +1,6 @@
 //! How often one agent is listed (issue 23). While every live task of the agent is followed by an
-//! open stream, the listing is only a safety net and the way new tasks are found: it runs every
+//! open stream (and it has some: an idle agent's listing is one small response), the listing is
+//! only a safety net and the way new tasks are found: it runs every
 //! `streamed` (`WatchOptions::streamed_list_interval`) instead of every `poll`. Anything that may
 //! have let a change slip by (the agent just connected, a task not streamed, a stream that ended
 //! or skipped events, a listing that failed or was cut, a new task found) brings back `poll`
@@ -13,8 +14,8 @@ use tokio::time::Instant;
 /// What the agent's loop sees of its tasks at a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Coverage {
-    /// Every live task has its subscription open (none waits for a stream slot, rests after a
-    /// hang, polls or is being subscribed again).
+    /// The agent has live tasks and every one has its subscription open (none waits for a
+    /// stream slot, rests after a hang, polls or is being subscribed again).
     pub all_streamed: bool,
     /// Times a subscription of the agent ended or skipped events so far (`OpenStreams::tally`).
     pub lapses: u64,
