@@ -127,6 +127,14 @@ impl Queue {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// How the export goes, for the dashboard's title and footer.
+    pub fn status(&self) -> ExportStatus {
+        ExportStatus {
+            failing: self.failing() > 0,
+            dropped: self.dropped(),
+        }
+    }
+
     /// A batch of `spans` given up on.
     fn lost(&self, spans: usize) {
         self.dropped.fetch_add(spans as u64, Ordering::Relaxed);
@@ -142,6 +150,16 @@ impl Queue {
         let n = spans.len().min(BATCH);
         spans.drain(..n).collect()
     }
+}
+
+/// How the export goes, as the dashboard shows it (issue 22): a warning on the title while the
+/// collector fails, the spans dropped on the footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExportStatus {
+    /// The last batch was not taken, after its retries.
+    pub failing: bool,
+    /// `Queue::dropped`.
+    pub dropped: u64,
 }
 
 /// Why no exporter could be made: a malformed endpoint, mostly.
