@@ -28,7 +28,7 @@ use crate::cli::stderr;
 use crate::demo_client::{TOKEN, start_demo};
 use crate::metrics::{start_watching, start_watching_with, until};
 use crate::scenarios::{connect, message, reply, stream_all};
-use crate::tui::Scratch;
+use crate::tui::{self, Scratch, quit_and_check_the_terminal, sh_quote};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -452,4 +452,38 @@ async fn the_endpoint_is_the_flags_else_the_configs_else_the_environments_and_th
             }
         }
     }
+}
+
+/// The dashboard in tmux: its title warns while the collector answers 503 and its footer counts
+/// the span dropped; the warning goes once the collector takes a batch again, the count stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_warns_on_its_title_while_the_collector_fails_and_counts_the_drops() {
+    let (endpoint, received) = receiver(usize::MAX).await;
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-tui");
+    let args = format!(
+        "--agent test-runner={} --otlp {}",
+        sh_quote(demo.url("test-runner")),
+        sh_quote(&endpoint)
+    );
+    let tmux = tui::start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the agent streaming", false, |s| s.contains("streaming"));
+    let warning = "⚠ traces: collector unreachable";
+    assert!(!tmux.capture(false).contains(warning));
+
+    fail_a_run(&demo).await;
+    let screen = tmux.wait_for("the warning and the drop", false, |s| {
+        s.contains(warning) && s.contains("1 span dropped")
+    });
+    let title = screen.lines().next().unwrap_or_default();
+    assert!(title.contains(warning), "on the title: {screen}");
+
+    received.lock().unwrap().refuse = 0;
+    let sent = fail_a_run(&demo).await;
+    span_of(&received, &sent).await;
+    tmux.wait_for("the warning gone, the count kept", false, |s| {
+        !s.contains(warning) && s.contains("1 span dropped")
+    });
+    quit_and_check_the_terminal(&tmux, &before);
 }

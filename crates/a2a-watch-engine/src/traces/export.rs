@@ -321,6 +321,12 @@ mod tests {
     }
 
     #[test]
+    fn the_log_names_the_collector_by_its_origin_without_credentials_or_query() {
+        let collector = Collector::at("https://user:s3cret@collector.example:4318/v1/traces?key=k3y");
+        assert_eq!(collector.origin, "https://collector.example:4318");
+    }
+
+    #[test]
     fn a_base_url_gets_the_traces_path_once() {
         let http = |endpoint: &str| Settings {
             endpoint: endpoint.into(),
