@@ -487,3 +487,34 @@ async fn the_dashboard_warns_on_its_title_while_the_collector_fails_and_counts_t
     });
     quit_and_check_the_terminal(&tmux, &before);
 }
+
+/// A collector that takes the connection and never answers: on SIGTERM the task left waiting is
+/// flushed, the flush gives up after 2 s, and the binary is out soon after (issue 22).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exit_the_flush_gives_up_within_two_seconds_on_a_collector_that_never_answers() {
+    // Bound and never accepted: connections complete in the kernel's queue, requests hang.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-silent");
+    let log = scratch.0.join("a2a-watch.log");
+    let agents = [format!("code-reviewer={}", demo.url("code-reviewer"))];
+    let (child, metrics) = start_watching("--json", &agents, &strs(&otlp_to(&endpoint, &log))).await;
+    let reviewer = connect(demo.url("code-reviewer"), Binding::JsonRpc, None).await;
+    let question = stream_all(&reviewer, &message("review this diff")).await;
+    assert_eq!(question.last_state(), Some(&TaskState::InputRequired));
+    let waiting = r#"a2a_watch_tasks{agent="code-reviewer",state="input_required"}"#;
+    until(&metrics, &[(waiting, 1.0)]).await;
+
+    let asked = Instant::now();
+    stop(child).await;
+    let took = asked.elapsed();
+    // `stop` allowed it 3 s; it waited for the flush first.
+    assert!(took >= Duration::from_millis(1500), "it tried to flush: {took:?}");
+    let lines = otlp_lines(&log);
+    assert!(
+        lines.iter().any(|l| l.contains("still queued after 2s on exit")),
+        "{lines:#?}"
+    );
+    drop(silent);
+}
