@@ -140,6 +140,9 @@ pub async fn watch(
     let keys = KeyMap::with_overrides(config.key_overrides())?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()))?;
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
+    for (entry, spec) in store.agents.iter_mut().zip(&specs) {
+        entry.group.clone_from(&spec.group);
+    }
     store.limits = Limits {
         timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),
         history: config.history_limit.unwrap_or(Limits::default().history),

@@ -120,6 +120,44 @@ pub enum ActionOutcome {
     Failed { message: String },
 }
 
+/// The A2A methods a2a-watch calls to change something, by the specification's names (A2A 1.0
+/// section 9; gRPC's are the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    SendMessage,
+    SendStreamingMessage,
+    CancelTask,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::CancelTask => "CancelTask",
+        }
+    }
+}
+
+/// The call an action made, as its outcome reports it: what the traces' `a2a.client` span says
+/// (issue 22, "OpenTelemetry traces").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call {
+    pub method: Method,
+    /// The task the request named (an answer, an approval, a cancel), else the one it created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// The request's contextId, if it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    pub sent: Timestamp,
+    pub ended: Timestamp,
+    /// Why it failed, low in cardinality (OpenTelemetry's `error.type`): the A2A error's name
+    /// (`TaskNotCancelableError`), an HTTP status, or a word (`timeout`, `refused`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+}
+
 /// Serializable for recordings (`record`): externally tagged, the A2A parts in their wire JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -202,11 +240,13 @@ pub enum Event {
         task: String,
         message: String,
     },
-    /// What became of an action.
+    /// What became of an action, and the call it made (none when nothing was sent).
     Action {
         agent: AgentId,
         action: ActionId,
         outcome: ActionOutcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<Box<Call>>,
     },
 }
 

@@ -240,6 +240,30 @@ pub enum Error {
     Input(String),
 }
 
+impl Error {
+    /// What kind of failure this is, in a few values (OpenTelemetry's `error.type`, issue 22):
+    /// the A2A error's name (spec section 5.4), the HTTP status, or a word; never a message.
+    pub fn error_type(&self) -> String {
+        let word = match self {
+            Error::Agent { kind, .. } => kind.name(),
+            Error::Unauthorized { status, .. } | Error::Http { status, .. } => return status.to_string(),
+            Error::Transport { source, .. } if source.is_timeout() => "timeout",
+            Error::Transport { .. } | Error::Unreachable { .. } => "unreachable",
+            Error::Redirected { .. } => "redirected",
+            Error::Withheld { .. } => "withheld",
+            Error::BodyTooLarge { .. } | Error::FrameTooLarge { .. } => "too_large",
+            Error::Decode { .. } => "decode",
+            Error::Stream(_) => "stream",
+            Error::Refused { .. } => "refused",
+            Error::NoInterface { .. } | Error::NotInVersion { .. } => "unsupported",
+            Error::CardNotFound { .. } => "card_not_found",
+            Error::Io { .. } => "io",
+            Error::Input(_) => "input",
+        };
+        word.to_string()
+    }
+}
+
 /// A 401/403 in words, with advice that can work: a setting that would be read, on a request
 /// that would carry it.
 fn unauthorized_message(

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::a2a::shown::ShownUrl;
-use crate::event::{ActionId, ActionOutcome, AgentId, Health};
+use crate::event::{ActionId, ActionOutcome, AgentId, Call, Health};
 
 pub use types::{AgentEntry, Change, Counts, Cut, Journal, Limits, Move, Observer, TaskEntry, TaskKey, Transition};
 
@@ -55,8 +55,8 @@ pub struct Store {
     approvals: BTreeSet<(Timestamp, TaskKey)>,
     /// Tasks that may still move: not terminal, and not disowned by their agent (`settled`).
     unsettled: usize,
-    /// What became of the actions the user took, by id.
-    actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
+    /// What became of the actions the user took, by id, and the call each made (if one was sent).
+    actions: HashMap<ActionId, (AgentId, ActionOutcome, Option<Box<Call>>)>,
     /// Tasks changed since the views last looked, so they move only those.
     journal: Vec<TaskKey>,
     /// Too much changed (or an agent was renamed): views rebuild.
@@ -78,6 +78,7 @@ impl Store {
                 .map(|(name, url)| (name, ShownUrl::of_input(url.as_ref())))
                 .map(|(name, url)| AgentEntry {
                     named_by_user: name.is_some(),
+                    group: None,
                     name: name.unwrap_or_else(|| url.to_string()),
                     url,
                     health: Health::Connecting,
@@ -115,7 +116,12 @@ impl Store {
     }
 
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
-        self.actions.get(&id).map(|(_, outcome)| outcome)
+        self.actions.get(&id).map(|(_, outcome, _)| outcome)
+    }
+
+    /// The call an action made, once its outcome is known.
+    pub fn call(&self, id: ActionId) -> Option<&Call> {
+        self.actions.get(&id)?.2.as_deref()
     }
 
     pub fn len(&self) -> usize {

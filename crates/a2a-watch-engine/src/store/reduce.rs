@@ -109,8 +109,13 @@ impl Store {
             Event::TaskError { agent, task, message } => {
                 self.set_on_task(agent, &task, |t| &mut t.error, Some(message))
             }
-            Event::Action { agent, action, outcome } => {
-                self.actions.insert(action, (agent, outcome));
+            Event::Action {
+                agent,
+                action,
+                outcome,
+                call,
+            } => {
+                self.actions.insert(action, (agent, outcome, call));
                 Change::Action(action)
             }
         }

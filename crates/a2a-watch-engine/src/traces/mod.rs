@@ -12,6 +12,12 @@
 //! - Status ERROR for FAILED and REJECTED, the status text sanitised and cut as description.
 //! - A task whose messages' `referenceTaskIds` (A2A 1.0 `Message`) name a task seen is that
 //!   task's child, in its trace; otherwise its trace is its context's (`ids`).
+//! - a2a-watch's own calls that change something (a new task, an answer, an approval, a cancel)
+//!   are `a2a.client` spans, kind CLIENT, named by the A2A method (`SendMessage`,
+//!   `SendStreamingMessage`, `CancelTask`), from when the call was sent to its outcome: children
+//!   of the span of the task they concern (a new task's, once it has an id), with `error.type`
+//!   and status ERROR when the call failed. The outcome's words are the ERROR's description only
+//!   with `--otlp-include-text` (they may quote the agent's reply).
 
 mod export;
 mod ids;
@@ -25,12 +31,12 @@ use std::time::SystemTime;
 use jiff::Timestamp;
 use opentelemetry::trace::{Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
 use opentelemetry::{InstrumentationScope, KeyValue};
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
 
 pub use export::{BuildError, ExportStatus, Exporting, FLUSH_WITHIN, QUEUE_CAPACITY, Queue, Settings};
 
 use crate::a2a::{Artifact, PartContent, TaskState};
-use crate::event::AgentId;
+use crate::event::{ActionId, ActionOutcome, AgentId, Call};
 use crate::store::{AgentEntry, Change, Move, Observer, Store, TaskEntry, TaskKey};
 
 /// The attribute and event names (issue 22; the `a2a.*` ones are ours until the draft settles).
@@ -50,6 +56,8 @@ pub mod keys {
     pub const ARTIFACT_ID: &str = "a2a.artifact.id";
     pub const ARTIFACT_NAME: &str = "a2a.artifact.name";
     pub const ARTIFACT_SIZE: &str = "a2a.artifact.size";
+    pub const RPC_METHOD: &str = "rpc.method";
+    pub const ERROR_TYPE: &str = "error.type";
 }
 
 /// Events kept a span; later ones are counted as dropped (a task that flaps for hours).
@@ -85,6 +93,24 @@ impl AgentLabels {
             card_name: agent.info.as_ref().map(|i| i.name.clone()).filter(|n| !n.is_empty()),
             protocol: agent.info.as_ref().map(|i| i.version.label()),
         }
+    }
+
+    /// What every span about this agent says of it.
+    fn attributes(&self) -> Vec<KeyValue> {
+        let mut attributes = vec![
+            KeyValue::new(keys::WATCH_AGENT, self.shown.clone()),
+            KeyValue::new(keys::SERVER_ADDRESS, self.host.clone()),
+        ];
+        if let Some(protocol) = self.protocol {
+            attributes.push(KeyValue::new(keys::PROTOCOL_VERSION, protocol));
+        }
+        if let Some(name) = &self.card_name {
+            attributes.push(KeyValue::new(keys::AGENT_NAME, name.clone()));
+        }
+        if let Some(port) = self.port {
+            attributes.push(KeyValue::new(keys::SERVER_PORT, i64::from(port)));
+        }
+        attributes
     }
 }
 
@@ -128,6 +154,8 @@ pub struct Spans {
     /// that references it becomes its child.
     ended: HashMap<TaskKey, (TraceId, SpanId)>,
     scope: InstrumentationScope,
+    /// The `a2a.client` spans' ids: each call is its own, so random ones (the SDK's).
+    call_ids: RandomIdGenerator,
 }
 
 impl Spans {
@@ -141,11 +169,17 @@ impl Spans {
             scope: InstrumentationScope::builder("a2a-watch")
                 .with_version(env!("CARGO_PKG_VERSION"))
                 .build(),
+            call_ids: RandomIdGenerator::default(),
         }
     }
 
     /// One event applied to `store` (`store::Observer`).
-    fn applied(&mut self, store: &Store, change: &Change, moved: Option<&Move>) {
+    fn applied(&mut self, store: &Store, agent: AgentId, change: &Change, moved: Option<&Move>) {
+        if let Change::Action(action) = change
+            && let Some(call) = store.call(*action)
+        {
+            self.called(store, agent, *action, call);
+        }
         if let Change::Agent(id) = change
             && let Some(entry) = store.agents.get(*id)
         {
@@ -237,6 +271,72 @@ impl Spans {
         })
     }
 
+    /// Sends the `a2a.client` span of one of a2a-watch's own calls, once its outcome is known.
+    fn called(&mut self, store: &Store, agent: AgentId, action: ActionId, call: &Call) {
+        let labels = self.agents.get(agent).cloned().unwrap_or_default();
+        let task = (call.task.as_deref()).map(|id| TaskKey { agent, id: id.into() });
+        let entry = task.as_ref().and_then(|key| store.task(key));
+        let context = entry.map(|t| &*t.context).or(call.context.as_deref());
+        let (trace, parent) = match (
+            task.as_ref().and_then(|key| self.task_span(&labels, key, entry)),
+            context,
+        ) {
+            (Some(parent), _) => parent,
+            (None, Some(context)) => (ids::context_trace(&labels.origin, context), SpanId::INVALID),
+            (None, None) => (self.call_ids.new_trace_id(), SpanId::INVALID),
+        };
+        let mut attributes = vec![KeyValue::new(keys::RPC_METHOD, call.method.name())];
+        if let Some(key) = &task {
+            attributes.push(KeyValue::new(keys::TASK_ID, key.id.to_string()));
+        }
+        if let Some(context) = context {
+            attributes.push(KeyValue::new(keys::CONVERSATION_ID, context.to_string()));
+        }
+        attributes.extend(labels.attributes());
+        let status = match (&call.error_type, store.action(action)) {
+            (None, _) => Status::Unset,
+            (Some(error_type), outcome) => {
+                attributes.push(KeyValue::new(keys::ERROR_TYPE, error_type.clone()));
+                match outcome {
+                    Some(ActionOutcome::Failed { message }) if self.include_text => Status::error(cut(message)),
+                    _ => Status::error(""),
+                }
+            }
+        };
+        let start = system_time(call.sent);
+        self.queue.push(SpanData {
+            span_context: SpanContext::new(
+                trace,
+                self.call_ids.new_span_id(),
+                TraceFlags::SAMPLED,
+                false,
+                TraceState::default(),
+            ),
+            parent_span_id: parent,
+            parent_span_is_remote: false,
+            span_kind: SpanKind::Client,
+            name: call.method.name().into(),
+            start_time: start,
+            end_time: system_time(call.ended).max(start),
+            attributes,
+            dropped_attributes_count: 0,
+            events: SpanEvents::default(),
+            links: SpanLinks::default(),
+            status,
+            instrumentation_scope: self.scope.clone(),
+        });
+    }
+
+    /// The ids of `key`'s span, open or sent; one not opened yet has the ids it will open with,
+    /// unless what it has not said yet (a reference, a planner's trace) moves it.
+    fn task_span(&self, labels: &AgentLabels, key: &TaskKey, entry: Option<&TaskEntry>) -> Option<(TraceId, SpanId)> {
+        let span = self.open.get(key).map(|open| (open.trace, open.span));
+        span.or_else(|| self.ended.get(key).copied()).or_else(|| {
+            let context = ids::context_trace(&labels.origin, &entry?.context);
+            Some((context, ids::task_span(&labels.origin, &key.id)))
+        })
+    }
+
     /// Sends `key`'s span: at its terminal state, or unfinished at shutdown.
     fn end(&mut self, key: &TaskKey, unfinished: bool) {
         let Some(open) = self.open.remove(key) else {
@@ -271,18 +371,8 @@ fn span_data(
         KeyValue::new(keys::TASK_ID, key.id.to_string()),
         KeyValue::new(keys::TASK_STATE, open.state.proto_name().to_string()),
         KeyValue::new(keys::CONVERSATION_ID, open.context_id.to_string()),
-        KeyValue::new(keys::WATCH_AGENT, labels.shown.clone()),
-        KeyValue::new(keys::SERVER_ADDRESS, labels.host.clone()),
     ];
-    if let Some(protocol) = labels.protocol {
-        attributes.push(KeyValue::new(keys::PROTOCOL_VERSION, protocol));
-    }
-    if let Some(name) = &labels.card_name {
-        attributes.push(KeyValue::new(keys::AGENT_NAME, name.clone()));
-    }
-    if let Some(port) = labels.port {
-        attributes.push(KeyValue::new(keys::SERVER_PORT, i64::from(port)));
-    }
+    attributes.extend(labels.attributes());
     if unfinished {
         attributes.push(KeyValue::new(keys::UNFINISHED, true));
     }
@@ -362,8 +452,8 @@ impl Traces {
 }
 
 impl Observer for Traces {
-    fn applied(&mut self, store: &Store, _agent: AgentId, change: &Change, moved: Option<&Move>) {
+    fn applied(&mut self, store: &Store, agent: AgentId, change: &Change, moved: Option<&Move>) {
         let mut spans = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        spans.applied(store, change, moved);
+        spans.applied(store, agent, change, moved);
     }
 }

@@ -14,7 +14,7 @@ use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
-use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
+use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Call, Command, Event, Health, Method};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
@@ -348,7 +348,8 @@ impl AgentWatcher {
                     Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
                         let message = format!("{} is not connected yet; try again once it is", self.spec.label());
                         let outcome = ActionOutcome::Failed { message };
-                        if !self.send(Event::Action { agent: self.id, action, outcome }).await {
+                        let call = None;
+                        if !self.send(Event::Action { agent: self.id, action, outcome, call }).await {
                             return false;
                         }
                     }
@@ -665,14 +666,42 @@ struct Act {
     first_byte: Duration,
 }
 
+/// One action's call under way: the action, and what its outcome will say of the call.
+struct Asked {
+    action: ActionId,
+    call: Call,
+}
+
+impl Asked {
+    /// A call of `method` for `action` about to be sent, on the task and context it names.
+    fn new(action: ActionId, method: Method, task: Option<&str>, context: Option<&str>) -> Asked {
+        let now = Timestamp::now();
+        let call = Call {
+            method,
+            task: task.map(str::to_string),
+            context: context.map(str::to_string),
+            sent: now,
+            ended: now,
+            error_type: None,
+        };
+        Asked { action, call }
+    }
+}
+
 impl Act {
-    async fn outcome(&self, action: ActionId, outcome: ActionOutcome) {
+    async fn outcome(&self, asked: Asked, outcome: ActionOutcome) {
+        let Asked { action, mut call } = asked;
+        call.ended = Timestamp::now();
+        if let ActionOutcome::Done { task: Some(task) } = &outcome {
+            call.task = Some(task.clone());
+        }
         let _ = self
             .events
             .send(Event::Action {
                 agent: self.agent,
                 action,
                 outcome,
+                call: Some(Box::new(call)),
             })
             .await;
     }
@@ -688,15 +717,22 @@ impl Act {
             .is_ok()
     }
 
-    async fn fail(&self, action: ActionId, message: String) {
-        self.outcome(action, ActionOutcome::Failed { message }).await;
+    /// A failed call, `error_type` saying what kind of failure (`Call::error_type`).
+    async fn fail(&self, mut asked: Asked, error_type: String, message: String) {
+        asked.call.error_type = Some(error_type);
+        self.outcome(asked, ActionOutcome::Failed { message }).await;
     }
 
     /// A call the agent refused: reported, and after a 401 the credential is refreshed, so that
     /// retrying the action uses the new one.
-    async fn refused(&self, action: ActionId, e: &Error) {
+    async fn refused(&self, asked: Asked, e: &Error) {
         refresh_after(e, &self.myself);
-        self.fail(action, refusal(e)).await;
+        self.fail(asked, e.error_type(), refusal(e)).await;
+    }
+
+    /// No reply within `first_byte`.
+    async fn timed_out(&self, asked: Asked) {
+        self.fail(asked, "timeout".into(), self.no_reply()).await;
     }
 
     fn no_reply(&self) -> String {
@@ -711,8 +747,15 @@ impl Act {
     /// event that is a task, a message or an update counts as taken: an error frame, a frame that
     /// does not decode, a close with nothing, an HTTP error or silence is reported as a failure.
     async fn send(self, action: ActionId, request: Box<SendMessageRequest>) {
+        let method = if self.client.streams() {
+            Method::SendStreamingMessage
+        } else {
+            Method::SendMessage
+        };
+        let named = &request.message;
+        let asked = Asked::new(action, method, named.task_id.as_deref(), named.context_id.as_deref());
         let task = if self.client.streams() {
-            match self.send_streaming(action, &request).await {
+            match self.send_streaming(asked, &request).await {
                 Some(task) => task,
                 None => return,
             }
@@ -722,11 +765,11 @@ impl Act {
                 Ok(Ok(result)) => {
                     let task = result.named_task().map(str::to_string);
                     self.update(result).await;
-                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+                    self.outcome(asked, ActionOutcome::Done { task: task.clone() }).await;
                     task
                 }
-                Ok(Err(e)) => return self.refused(action, &e).await,
-                Err(_) => return self.fail(action, self.no_reply()).await,
+                Ok(Err(e)) => return self.refused(asked, &e).await,
+                Err(_) => return self.timed_out(asked).await,
             }
         };
         // The stream may close at any state (docs/protocol-notes.md, "Stream closes"): the watcher
@@ -737,7 +780,7 @@ impl Act {
     }
 
     /// The streaming send: None if it failed (reported), else the task it concerns, if any.
-    async fn send_streaming(&self, action: ActionId, request: &SendMessageRequest) -> Option<Option<String>> {
+    async fn send_streaming(&self, asked: Asked, request: &SendMessageRequest) -> Option<Option<String>> {
         use futures::StreamExt;
         let opening = async {
             let mut stream = self.client.send_streaming_message(request).await?;
@@ -747,23 +790,23 @@ impl Act {
         let (mut stream, first) = match tokio::time::timeout(self.first_byte, opening).await {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
-                self.refused(action, &e).await;
+                self.refused(asked, &e).await;
                 return None;
             }
             Err(_) => {
-                self.fail(action, self.no_reply()).await;
+                self.timed_out(asked).await;
                 return None;
             }
         };
         let first = match first {
             Some(Ok(event)) => event,
             Some(Err(e)) => {
-                self.refused(action, &e).await;
+                self.refused(asked, &e).await;
                 return None;
             }
             None => {
-                self.fail(action, "the agent closed the stream without replying".into())
-                    .await;
+                let why = "the agent closed the stream without replying".to_string();
+                self.fail(asked, "refused".into(), why).await;
                 return None;
             }
         };
@@ -772,7 +815,7 @@ impl Act {
         if !self.update(first).await {
             return None;
         }
-        self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+        self.outcome(asked, ActionOutcome::Done { task: task.clone() }).await;
         while let Some(item) = stream.next().await {
             // Past the first event the message was taken; what breaks later is the watcher's.
             let Ok(event) = item else { break };
@@ -798,13 +841,14 @@ impl Act {
     }
 
     async fn cancel(self, action: ActionId, task: String) {
+        let asked = Asked::new(action, Method::CancelTask, Some(&task), None);
         match self.client.cancel_task(&task).await {
             Ok(t) => {
                 let id = t.id.clone();
                 self.update(StreamResponse::Task(t)).await;
-                self.outcome(action, ActionOutcome::Done { task: Some(id) }).await;
+                self.outcome(asked, ActionOutcome::Done { task: Some(id) }).await;
             }
-            Err(e) => self.refused(action, &e).await,
+            Err(e) => self.refused(asked, &e).await,
         }
     }
 }
