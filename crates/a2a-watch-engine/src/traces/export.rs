@@ -225,8 +225,9 @@ fn backoff(failed: u64) -> Duration {
     (BACKOFF_FIRST * 2u32.pow(doublings)).min(BACKOFF_MAX)
 }
 
-/// What the log says of the collector: at most three lines while it stays down (issue 22): its
-/// first failure, the next one with the spans dropped so far, and its recovery.
+/// What the log says of the collector (issue 22: one warning, not a stream): two lines while it
+/// stays down, its first failure and the next with the spans dropped so far, and one when it
+/// takes spans again.
 struct Collector {
     /// Where it is, as the log names it: scheme, host and port, never a credential or query.
     origin: String,
