@@ -151,7 +151,7 @@ pub async fn watch(
     let traces = super::otlp::start(&screen.otlp, config, &mut store)?;
     let export_queue = traces.as_ref().map(super::otlp::Running::queue);
     // Held to the end: dropping it stops the metrics server.
-    let _metrics = super::metrics::start(&screen.metrics, config, &mut store, export_queue).await?;
+    let _metrics = super::metrics::start(&screen.metrics, config, &mut store, export_queue.clone()).await?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {
@@ -199,7 +199,10 @@ pub async fn watch(
         let mut app = App::new(store, keys, theme);
         app.set_prefs(prefs(config));
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(crate::run::live::dashboard(app, rx, commands, recorder), forward);
+        let (result, ()) = tokio::join!(
+            crate::run::live::dashboard(app, rx, commands, recorder, export_queue),
+            forward
+        );
         result.map_err(Error::from)
     };
     // Streams are dropped with the engine; give it a moment, not forever: a service sent SIGTERM

@@ -26,6 +26,7 @@ use crate::event::{AgentId, Command, Event};
 use crate::ndjson::JsonLines;
 use crate::record::Recorder;
 use crate::store::{Change, Store};
+use crate::traces::ExportStatus;
 
 pub use screen::{Pacer, apply_burst, apply_burst_at, draw, render};
 
@@ -64,6 +65,10 @@ pub trait Clock {
     }
     /// A note for the title line (a replay's position).
     fn banner(&self) -> Option<String> {
+        None
+    }
+    /// How the traces export goes (`--otlp`), for the title and footer.
+    fn export(&self) -> Option<ExportStatus> {
         None
     }
     /// Something to tell the user once (a replay reaching its end).

@@ -140,6 +140,11 @@ impl Sink for Screen {
             self.app.set_banner(banner);
             self.pacer.changed();
         }
+        let export = clock.export();
+        if export != self.app.export() {
+            self.app.set_export(export);
+            self.pacer.changed();
+        }
         if self.pacer.due() {
             self.app.set_now(clock.now());
             render(&mut self.terminal, &mut self.app).map_err(terminal_error)?;

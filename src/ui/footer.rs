@@ -1,6 +1,6 @@
 //! The footer: the filter being typed, else a question held while the person types, else the
 //! last action's outcome for a few seconds, else the keys that fit (the detail pane's while it is open); always the waiting count and whether
-//! the table is live or frozen.
+//! the table is live or frozen, and the spans the traces export dropped, if any.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{line, width};
+use super::format::{line, plural, width};
 use super::view::spans_width;
 use crate::app::App;
 use crate::app::keys::Action;
@@ -26,10 +26,17 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     }
     let waiting = app.store().total_counts().interrupted;
     let live = if app.frozen().is_some() { "frozen" } else { "live" };
-    let right = vec![
+    let mut right = Vec::new();
+    // Spans the traces export lost (`--otlp`, issue 22): what a2a_watch_otlp_dropped_total counts.
+    if let Some(export) = app.export().filter(|e| e.dropped > 0) {
+        let dropped = plural(usize::try_from(export.dropped).unwrap_or(usize::MAX), "span");
+        right.push(Span::styled(format!("{dropped} dropped"), Style::new().fg(t.broken)));
+        right.push(Span::styled(" · ", t.dim()));
+    }
+    right.extend([
         Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
         Span::styled(format!(" · {live} "), t.dim()),
-    ];
+    ]);
     let room_left = room.saturating_sub(spans_width(&right) + 1);
     // A question waits for the keyboard to rest (issue 23); `r` opens its box now.
     if let Some(key) = app.held_question() {

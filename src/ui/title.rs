@@ -1,5 +1,5 @@
 //! The title line: the app's name, the totals and the keys for help and quit (a replay's clock
-//! instead, in a replay).
+//! instead, in a replay), and a warning while the traces export fails.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,12 +7,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{plural, width};
+use super::format::plural;
 use super::view::{Labels, counts_spans, spans_width};
 use crate::app::App;
 use crate::app::keys::Action;
 
-/// The app's name, the totals and the two keys everyone needs; the longest wording that fits.
+/// Said while the collector does not take spans (`--otlp`, issue 22).
+const EXPORT_FAILING: &str = "⚠ traces: collector unreachable";
+
+/// The app's name, the totals and the two keys everyone needs, and the export's warning when it
+/// fails; the longest wording that fits.
 pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let t = app.theme();
     let room = usize::from(area.width);
@@ -41,15 +45,28 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(counts_spans(&totals, app, labels));
         spans
     });
-    let right_w = width(&right);
-    let [long, medium, short] = candidates;
-    let left = [long, medium]
-        .into_iter()
-        .find(|s| spans_width(s) + right_w <= room)
-        .unwrap_or(short);
-    let show_right = spans_width(&left) + right_w <= room;
+    // The export's warning matters more than the keys, the keys more than long totals.
+    let keys = Span::styled(right, t.dim());
+    let rights = match app.export() {
+        Some(export) if export.failing => {
+            let warning = |text: &str| Span::styled(text.to_string(), Style::new().fg(t.broken));
+            vec![
+                vec![warning(&format!("{EXPORT_FAILING}  ")), keys],
+                vec![warning(&format!("{EXPORT_FAILING} "))],
+                vec![warning("⚠ traces ")],
+            ]
+        }
+        _ => vec![vec![keys]],
+    };
+    let chosen = rights.into_iter().find_map(|right| {
+        let right_w = spans_width(&right);
+        let left = candidates.iter().find(|left| spans_width(left) + right_w <= room)?;
+        Some((left.clone(), right))
+    });
+    let [_, _, short] = candidates;
+    let (left, right) = chosen.unwrap_or((short, Vec::new()));
     frame.render_widget(Paragraph::new(Line::from(left)), area);
-    if show_right {
-        frame.render_widget(Paragraph::new(Line::styled(right, t.dim()).right_aligned()), area);
+    if !right.is_empty() {
+        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
     }
 }

@@ -58,12 +58,24 @@ pub(crate) async fn until(url: &str, want: &[(&str, f64)]) -> String {
 /// `a2a-watch FRONT --metrics-listen 127.0.0.1:0` (FRONT: `--json` or `--headless`) on
 /// `agents`, and `more` arguments; the metrics URL its stderr says.
 pub(crate) async fn start_watching(front: &str, agents: &[String], more: &[&str]) -> (Child, String) {
+    start_watching_with(front, agents, more, &[]).await
+}
+
+/// `start_watching` with `env` set as well.
+pub(crate) async fn start_watching_with(
+    front: &str,
+    agents: &[String],
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut args = vec![front, "--metrics-listen", "127.0.0.1:0"];
     for a in agents {
         args.extend(["--agent", a]);
     }
     args.extend(more);
-    let mut child = spawn(&args, &[("A2A_TOKEN_DEPLOYER", TOKEN)]);
+    let mut env = env.to_vec();
+    env.push(("A2A_TOKEN_DEPLOYER", TOKEN));
+    let mut child = spawn(&args, &env);
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let line = tokio::time::timeout(WAIT, stderr.next_line()).await;
     let line = line

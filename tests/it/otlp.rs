@@ -12,9 +12,10 @@ use a2a_watch::a2a::{Binding, TaskState};
 use a2a_watch::demo::DemoAgents;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::post;
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
@@ -25,9 +26,9 @@ use prost::Message as _;
 
 use crate::cli::stderr;
 use crate::demo_client::{TOKEN, start_demo};
-use crate::metrics::{start_watching, until};
+use crate::metrics::{start_watching, start_watching_with, until};
 use crate::scenarios::{connect, message, reply, stream_all};
-use crate::tui::Scratch;
+use crate::tui::{self, Scratch, quit_and_check_the_terminal, sh_quote};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -36,6 +37,8 @@ const WAIT: Duration = Duration::from_secs(30);
 struct Received {
     bodies: Vec<Bytes>,
     requests: Vec<ExportTraceServiceRequest>,
+    /// The headers (HTTP) or metadata (gRPC) of each request taken.
+    headers: Vec<HeaderMap>,
     /// Requests still to answer 503, as a collector that is down does.
     refuse: usize,
     refused: Vec<ExportTraceServiceRequest>,
@@ -43,7 +46,7 @@ struct Received {
 
 type Shared = Arc<Mutex<Received>>;
 
-async fn export(State(received): State<Shared>, body: Bytes) -> Response {
+async fn export(State(received): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     let request = ExportTraceServiceRequest::decode(body.clone()).expect("an OTLP protobuf request");
     let mut received = received.lock().unwrap();
     if received.refuse > 0 {
@@ -53,6 +56,7 @@ async fn export(State(received): State<Shared>, body: Bytes) -> Response {
     }
     received.bodies.push(body);
     received.requests.push(request);
+    received.headers.push(headers);
     let response = ExportTraceServiceResponse::default().encode_to_vec();
     ([(header::CONTENT_TYPE, "application/x-protobuf")], response).into_response()
 }
@@ -255,13 +259,26 @@ async fn fail_a_run(demo: &DemoAgents) -> String {
     failed.task
 }
 
-/// `--json --otlp ENDPOINT --log-file LOG` on the demo's test runner: the child, its metrics URL.
-async fn watch_runner(demo: &DemoAgents, endpoint: &str, log: &std::path::Path) -> (tokio::process::Child, String) {
-    let agents = [format!("test-runner={}", demo.url("test-runner"))];
-    let more = ["--otlp", endpoint, "--log-file", log.to_str().unwrap()];
-    let (child, metrics) = start_watching("--json", &agents, &more).await;
-    until(&metrics, &[(r#"a2a_watch_agent_up{agent="test-runner"}"#, 1.0)]).await;
+/// `--json MORE` on the demo's test runner, named `name`, with `env`: the child, its metrics URL.
+async fn watch_runner(
+    demo: &DemoAgents,
+    name: &str,
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> (tokio::process::Child, String) {
+    let agents = [format!("{name}={}", demo.url("test-runner"))];
+    let (child, metrics) = start_watching_with("--json", &agents, more, env).await;
+    until(&metrics, &[(&format!("a2a_watch_agent_up{{agent=\"{name}\"}}"), 1.0)]).await;
     (child, metrics)
+}
+
+/// `--otlp ENDPOINT --log-file LOG`.
+fn otlp_to(endpoint: &str, log: &std::path::Path) -> [String; 4] {
+    ["--otlp", endpoint, "--log-file", log.to_str().unwrap()].map(String::from)
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -270,7 +287,9 @@ async fn a_collector_that_stays_down_gets_each_batch_three_times_and_three_log_l
     let demo = start_demo().await;
     let scratch = Scratch::new("otlp-down");
     let log = scratch.0.join("a2a-watch.log");
-    let (child, metrics) = watch_runner(&demo, &endpoint, &log).await;
+    let secret = [("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20otlp-s3cret")];
+    let more = otlp_to(&endpoint, &log);
+    let (child, metrics) = watch_runner(&demo, "test-runner", &strs(&more), &secret).await;
     let dropped = "a2a_watch_otlp_dropped_total";
     until(&metrics, &[(dropped, 0.0)]).await;
 
@@ -290,6 +309,11 @@ async fn a_collector_that_stays_down_gets_each_batch_three_times_and_three_log_l
     assert!(lines.len() <= 3, "{lines:#?}");
     assert!(lines[0].contains("does not take spans"), "{lines:#?}");
     assert!(lines[1].contains("spans dropped so far: 2"), "{lines:#?}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !log.contains("otlp-s3cret"),
+        "the collector's credential is never logged"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -299,7 +323,8 @@ async fn a_collector_back_after_an_outage_gets_the_next_batch_on_a_retry_and_the
     let demo = start_demo().await;
     let scratch = Scratch::new("otlp-back");
     let log = scratch.0.join("a2a-watch.log");
-    let (child, metrics) = watch_runner(&demo, &endpoint, &log).await;
+    let more = otlp_to(&endpoint, &log);
+    let (child, metrics) = watch_runner(&demo, "test-runner", &strs(&more), &[]).await;
 
     let lost = fail_a_run(&demo).await;
     until(&metrics, &[("a2a_watch_otlp_dropped_total", 1.0)]).await;
@@ -319,4 +344,177 @@ async fn a_collector_back_after_an_outage_gets_the_next_batch_on_a_retry_and_the
         lines[1].contains("takes spans again (1 dropped meanwhile)"),
         "{lines:#?}"
     );
+}
+
+/// A collector's OTLP/gRPC endpoint on loopback (opentelemetry-proto's `TraceService` on tonic):
+/// its URL, and what it receives.
+async fn grpc_receiver() -> (String, Shared) {
+    struct Collector(Shared);
+
+    #[tonic::async_trait]
+    impl TraceService for Collector {
+        async fn export(
+            &self,
+            request: tonic::Request<ExportTraceServiceRequest>,
+        ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+            let mut received = self.0.lock().unwrap();
+            received.headers.push(request.metadata().clone().into_headers());
+            received.requests.push(request.into_inner());
+            Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+        }
+    }
+
+    let received = Shared::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap();
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .serve_with_incoming(TraceServiceServer::new(Collector(received.clone())), incoming),
+    );
+    (format!("http://{at}"), received)
+}
+
+/// Every request taken had header (or metadata) `name` set to `value`.
+fn assert_header(received: &Shared, name: &str, value: &str) {
+    let seen: Vec<String> = (received.lock().unwrap().headers.iter())
+        .map(|h| h.get(name).and_then(|v| v.to_str().ok()).unwrap_or("none").to_string())
+        .collect();
+    assert!(!seen.is_empty() && seen.iter().all(|v| v == value), "{name}: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_otel_exporter_otlp_protocol_grpc_spans_go_over_grpc_with_the_headers_as_metadata() {
+    let (endpoint, received) = grpc_receiver().await;
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-grpc");
+    let more = otlp_to(&endpoint, &scratch.0.join("a2a-watch.log"));
+    let env = [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=a"),
+    ];
+    let (child, _) = watch_runner(&demo, "test-runner", &strs(&more), &env).await;
+    let task = fail_a_run(&demo).await;
+    let span = span_of(&received, &task).await;
+    stop(child).await;
+    assert_eq!(span.name, "a2a.task test-runner");
+    assert_eq!(span.status.map(|s| s.code), Some(SpanStatus::Error as i32));
+    assert_header(&received, "x-team", "a");
+}
+
+/// The collector as `--otlp`, the config's `otlp` and `OTEL_EXPORTER_OTLP_ENDPOINT` name it, three
+/// runs at once, each naming the agent after where its endpoint came from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_endpoint_is_the_flags_else_the_configs_else_the_environments_and_the_headers_arrive() {
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-priority");
+    let (flag, at_flag) = receiver(0).await;
+    let (configured, at_config) = receiver(0).await;
+    let (env, at_env) = receiver(0).await;
+    let config = scratch.0.join("config.toml");
+    std::fs::write(&config, format!("otlp = \"{configured}\"\n")).unwrap();
+    let config = config.to_str().unwrap();
+    let environment = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", env.as_str()),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=a,authorization=Bearer%20t"),
+        ("OTEL_SERVICE_NAME", "ci-watch"),
+        ("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=ci"),
+    ];
+    let (flag_args, config_args) = (["--otlp", &flag, "--config", config], ["--config", config]);
+    let ((by_flag, _), (by_config, _), (by_env, _)) = tokio::join!(
+        watch_runner(&demo, "flag", &flag_args, &environment),
+        watch_runner(&demo, "config", &config_args, &environment),
+        watch_runner(&demo, "env", &[], &environment),
+    );
+    let task = fail_a_run(&demo).await;
+    let (a, b, c) = tokio::join!(
+        span_of(&at_flag, &task),
+        span_of(&at_config, &task),
+        span_of(&at_env, &task)
+    );
+    tokio::join!(stop(by_flag), stop(by_config), stop(by_env));
+    assert_eq!(
+        [a.name, b.name, c.name],
+        ["a2a.task flag", "a2a.task config", "a2a.task env"]
+    );
+
+    for (received, from) in [(&at_flag, "flag"), (&at_config, "config"), (&at_env, "env")] {
+        for span in spans(received) {
+            assert_eq!(text(&span.attributes, "a2a_watch.agent").as_deref(), Some(from));
+        }
+        assert_header(received, "x-team", "a");
+        assert_header(received, "authorization", "Bearer t");
+        for request in &received.lock().unwrap().requests {
+            for resource in &request.resource_spans {
+                let attributes = &resource.resource.as_ref().expect("a resource").attributes;
+                assert_eq!(text(attributes, "service.name").as_deref(), Some("ci-watch"));
+                assert_eq!(text(attributes, "deployment.environment").as_deref(), Some("ci"));
+            }
+        }
+    }
+}
+
+/// The dashboard in tmux: its title warns while the collector answers 503 and its footer counts
+/// the span dropped; the warning goes once the collector takes a batch again, the count stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_warns_on_its_title_while_the_collector_fails_and_counts_the_drops() {
+    let (endpoint, received) = receiver(usize::MAX).await;
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-tui");
+    let args = format!(
+        "--agent test-runner={} --otlp {}",
+        sh_quote(demo.url("test-runner")),
+        sh_quote(&endpoint)
+    );
+    let tmux = tui::start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the agent streaming", false, |s| s.contains("streaming"));
+    let warning = "⚠ traces: collector unreachable";
+    assert!(!tmux.capture(false).contains(warning));
+
+    fail_a_run(&demo).await;
+    let screen = tmux.wait_for("the warning and the drop", false, |s| {
+        s.contains(warning) && s.contains("1 span dropped")
+    });
+    let title = screen.lines().next().unwrap_or_default();
+    assert!(title.contains(warning), "on the title: {screen}");
+
+    received.lock().unwrap().refuse = 0;
+    let sent = fail_a_run(&demo).await;
+    span_of(&received, &sent).await;
+    tmux.wait_for("the warning gone, the count kept", false, |s| {
+        !s.contains(warning) && s.contains("1 span dropped")
+    });
+    quit_and_check_the_terminal(&tmux, &before);
+}
+
+/// A collector that takes the connection and never answers: on SIGTERM the task left waiting is
+/// flushed, the flush gives up after 2 s, and the binary is out soon after (issue 22).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_exit_the_flush_gives_up_within_two_seconds_on_a_collector_that_never_answers() {
+    // Bound and never accepted: connections complete in the kernel's queue, requests hang.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-silent");
+    let log = scratch.0.join("a2a-watch.log");
+    let agents = [format!("code-reviewer={}", demo.url("code-reviewer"))];
+    let (child, metrics) = start_watching("--json", &agents, &strs(&otlp_to(&endpoint, &log))).await;
+    let reviewer = connect(demo.url("code-reviewer"), Binding::JsonRpc, None).await;
+    let question = stream_all(&reviewer, &message("review this diff")).await;
+    assert_eq!(question.last_state(), Some(&TaskState::InputRequired));
+    let waiting = r#"a2a_watch_tasks{agent="code-reviewer",state="input_required"}"#;
+    until(&metrics, &[(waiting, 1.0)]).await;
+
+    let asked = Instant::now();
+    stop(child).await;
+    let took = asked.elapsed();
+    // `stop` allowed it 3 s; it waited for the flush first.
+    assert!(took >= Duration::from_millis(1500), "it tried to flush: {took:?}");
+    let lines = otlp_lines(&log);
+    assert!(
+        lines.iter().any(|l| l.contains("still queued after 2s on exit")),
+        "{lines:#?}"
+    );
+    drop(silent);
 }

@@ -127,6 +127,14 @@ impl Queue {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// How the export goes, for the dashboard's title and footer.
+    pub fn status(&self) -> ExportStatus {
+        ExportStatus {
+            failing: self.failing() > 0,
+            dropped: self.dropped(),
+        }
+    }
+
     /// A batch of `spans` given up on.
     fn lost(&self, spans: usize) {
         self.dropped.fetch_add(spans as u64, Ordering::Relaxed);
@@ -142,6 +150,16 @@ impl Queue {
         let n = spans.len().min(BATCH);
         spans.drain(..n).collect()
     }
+}
+
+/// How the export goes, as the dashboard shows it (issue 22): a warning on the title while the
+/// collector fails, the spans dropped on the footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExportStatus {
+    /// The last batch was not taken, after its retries.
+    pub failing: bool,
+    /// `Queue::dropped`.
+    pub dropped: u64,
 }
 
 /// Why no exporter could be made: a malformed endpoint, mostly.
@@ -207,8 +225,9 @@ fn backoff(failed: u64) -> Duration {
     (BACKOFF_FIRST * 2u32.pow(doublings)).min(BACKOFF_MAX)
 }
 
-/// What the log says of the collector: at most three lines while it stays down (issue 22): its
-/// first failure, the next one with the spans dropped so far, and its recovery.
+/// What the log says of the collector (issue 22: one warning, not a stream): two lines while it
+/// stays down, its first failure and the next with the spans dropped so far, and one when it
+/// takes spans again.
 struct Collector {
     /// Where it is, as the log names it: scheme, host and port, never a credential or query.
     origin: String,
@@ -300,6 +319,12 @@ mod tests {
     fn the_backoff_doubles_from_half_a_second_to_four() {
         let waits: Vec<u128> = (1..=6).map(|failed| backoff(failed).as_millis()).collect();
         assert_eq!(waits, [500, 1000, 2000, 4000, 4000, 4000]);
+    }
+
+    #[test]
+    fn the_log_names_the_collector_by_its_origin_without_credentials_or_query() {
+        let collector = Collector::at("https://user:s3cret@collector.example:4318/v1/traces?key=k3y");
+        assert_eq!(collector.origin, "https://collector.example:4318");
     }
 
     #[test]

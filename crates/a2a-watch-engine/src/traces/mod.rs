@@ -33,7 +33,7 @@ use opentelemetry::trace::{Event, SpanContext, SpanId, SpanKind, Status, TraceFl
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
 
-pub use export::{BuildError, Exporting, FLUSH_WITHIN, QUEUE_CAPACITY, Queue, Settings};
+pub use export::{BuildError, ExportStatus, Exporting, FLUSH_WITHIN, QUEUE_CAPACITY, Queue, Settings};
 
 use crate::a2a::{Artifact, PartContent, TaskState};
 use crate::event::{ActionId, ActionOutcome, AgentId, Call};
