@@ -3,7 +3,9 @@
 //! and leaves another waiting. A tiny OTLP/HTTP receiver here decodes what it gets with the
 //! official protobuf definitions (`opentelemetry-proto`) and the spans are checked: ids, final
 //! states, events, ERROR for the failure, the waiting task sent unfinished on SIGTERM, and nothing
-//! that was not asked for (no message text, no credential, no URL query).
+//! that was not asked for (no message text, no credential, no URL query). Through a tap, a
+//! planner's send with a W3C `traceparent` makes a task in the planner's trace, every header
+//! passed on as it came.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -219,4 +221,152 @@ fn spans_per_task(requests: &[ExportTraceServiceRequest], id: &str) -> usize {
         .flat_map(|s| &s.spans)
         .filter(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id))
         .count()
+}
+
+const PLANNER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const PLANNER_SPAN: &str = "b7ad6b7169203331";
+const PLANNER_TOKEN: &str = "planner-otlp-s3cret";
+const PLANNED: &str = "t-planned-1";
+
+/// What the agent got from the planner: each request's headers as they came, by (name, bytes).
+type Heard = Arc<Mutex<Vec<Vec<(String, Vec<u8>)>>>>;
+
+/// An agent written for this test (JSON-RPC 1.0): a send makes a finished task, a listing shows
+/// nothing (so only the tap tells a2a-watch of the task), and the headers of every request that
+/// carries `x-planner` are kept.
+async fn recording_agent() -> (String, Heard) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": "recorder", "description": "keeps the planner's headers", "version": "1",
+        "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+    });
+    let heard = Heard::default();
+    let kept = heard.clone();
+    let rpc = move |headers: axum::http::HeaderMap, body: Bytes| {
+        let kept = kept.clone();
+        async move {
+            if headers.contains_key("x-planner") {
+                let all = headers.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()));
+                kept.lock().unwrap().push(all.collect());
+            }
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let task = serde_json::json!({"id": PLANNED, "contextId": "c-planned",
+                "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-03T07:00:00Z"}});
+            let result = match request["method"].as_str() {
+                Some("SendMessage") => serde_json::json!({"task": task}),
+                Some("GetTask") => task,
+                _ => serde_json::json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0}),
+            };
+            axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        )
+        .route("/", post(rpc));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, heard)
+}
+
+/// The planner's SendMessage.
+fn planner_body() -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {
+        "messageId": "m-planner", "role": "ROLE_USER", "parts": [{"text": "plan the launch party"}]}}})
+    .to_string()
+}
+
+/// The planner's send, written by hand so that every header byte is known: `(name, value)` in
+/// the order sent, then its length; the tap answers and closes.
+async fn planner_sends(tap: &str, headers: &[(&str, &str)]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = planner_body();
+    let mut request = format!("POST / HTTP/1.1\r\nhost: {tap}\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    let mut stream = tokio::net::TcpStream::connect(tap).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .expect("the tap answers")
+        .unwrap();
+    response
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Issue 22: a planner's send through the tap carrying W3C `traceparent` makes a task whose span
+/// is in the planner's trace, the child of the planner's span; the tap passes every header on as
+/// it came (traceparent and tracestate included) and adds none; nothing of the planner's
+/// (credential, message text) is exported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_the_planner_created_through_the_tap_joins_the_planners_trace() {
+    let (endpoint, received) = receiver().await;
+    let (agent, heard) = recording_agent().await;
+    let tap = format!("recorder=127.0.0.1:0={agent}");
+    let dashboard = crate::tap::Dashboard::start(&["--tap", &tap, "--otlp", &endpoint]).await;
+    let at = dashboard.taps[0].trim_start_matches("http://").to_string();
+    let traceparent = format!("00-{PLANNER_TRACE}-{PLANNER_SPAN}-01");
+    let authorization = format!("Bearer {PLANNER_TOKEN}");
+    let sent = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("authorization", authorization.as_str()),
+        ("a2a-version", "1.0"),
+        ("traceparent", traceparent.as_str()),
+        ("tracestate", "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"),
+        ("x-planner", "one"),
+        ("x-planner", "Two  words"),
+    ];
+    let response = planner_sends(&at, &sent).await;
+    assert!(
+        response.starts_with("HTTP/1.1 200") && response.contains(PLANNED),
+        "{response}"
+    );
+
+    let span = span_of(&received, PLANNED).await;
+    assert_eq!(hex(&span.trace_id), PLANNER_TRACE, "the planner's trace");
+    assert_eq!(
+        hex(&span.parent_span_id),
+        PLANNER_SPAN,
+        "the child of the planner's span"
+    );
+    let remote = opentelemetry_proto::tonic::trace::v1::SpanFlags::ContextIsRemoteMask as u32;
+    assert_eq!(span.flags & remote, remote, "its parent is remote");
+    assert_eq!(span.name, "a2a.task recorder");
+
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 1, "one request of the planner's");
+    let mut got: Vec<(String, Vec<u8>)> = heard[0].iter().filter(|(n, _)| n != "host").cloned().collect();
+    let mut expected: Vec<(String, Vec<u8>)> = (sent.iter())
+        .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+        .chain([(
+            "content-length".to_string(),
+            planner_body().len().to_string().into_bytes(),
+        )])
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "every header as the planner sent it, none added");
+
+    let bodies = received.lock().unwrap().bodies.clone();
+    for body in &bodies {
+        let raw = String::from_utf8_lossy(body);
+        for secret in [PLANNER_TOKEN, "plan the launch party", "rojo="] {
+            assert!(!raw.contains(secret), "{secret:?} was exported");
+        }
+    }
+    assert!(!dashboard.everything().contains(PLANNER_TOKEN));
 }

@@ -33,17 +33,17 @@ const PLANNER_TOKEN: &str = "planner-s3cret-tok";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// `a2a-watch --json --tap ...` until dropped, its output collected as it comes.
-struct Dashboard {
+pub(crate) struct Dashboard {
     _child: Child,
     stdout: Arc<Mutex<Vec<Value>>>,
     stderr: Arc<Mutex<String>>,
     log: PathBuf,
     /// Where the planner is pointed (`http://IP:PORT`), one per `--tap`, as the start-up lines say.
-    taps: Vec<String>,
+    pub(crate) taps: Vec<String>,
 }
 
 impl Dashboard {
-    async fn start(args: &[&str]) -> Dashboard {
+    pub(crate) async fn start(args: &[&str]) -> Dashboard {
         let taps = args.iter().filter(|a| **a == "--tap").count();
         let log = std::env::temp_dir().join(format!("a2a-watch-tap-{}.log", uuid::Uuid::new_v4()));
         let head = ["--json", "--log-file", log.to_str().unwrap()];
@@ -124,7 +124,7 @@ impl Dashboard {
     }
 
     /// Everything a2a-watch wrote: its output, its errors, its log.
-    fn everything(&self) -> String {
+    pub(crate) fn everything(&self) -> String {
         let out = self
             .stdout
             .lock()
