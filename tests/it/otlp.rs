@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use a2a_watch::a2a::{Binding, TaskState};
+use a2a_watch::a2a::{Binding, Client, SendMessageConfiguration, StreamResponse, Task, TaskState};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
@@ -27,6 +27,7 @@ use crate::cli::stderr;
 use crate::demo_client::{TOKEN, start_demo};
 use crate::metrics::{start_watching, until};
 use crate::scenarios::{connect, message, reply, stream_all};
+use crate::tui::{Scratch, quit_and_check_the_terminal, send_answer, sh_quote, start};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -87,19 +88,28 @@ fn text(attributes: &[KeyValue], key: &str) -> Option<String> {
     }
 }
 
-/// The span of task `id`, once received.
-async fn span_of(received: &Shared, id: &str) -> Span {
+/// The first span received that is `what` (a span's name, or how it starts) about task `id`.
+async fn span_about(received: &Shared, what: &str, id: &str) -> Span {
     let start = Instant::now();
     loop {
         let found = spans(received)
             .into_iter()
-            .find(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id));
+            .find(|s| s.name.starts_with(what) && text(&s.attributes, "a2a.task.id").as_deref() == Some(id));
         if let Some(span) = found {
             return span;
         }
-        assert!(start.elapsed() < WAIT, "no span of {id} in time: {:?}", spans(received));
+        assert!(
+            start.elapsed() < WAIT,
+            "no {what} span of {id} in time: {:?}",
+            spans(received)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The span of task `id`, once received.
+async fn span_of(received: &Shared, id: &str) -> Span {
+    span_about(received, "a2a.task ", id).await
 }
 
 fn states(span: &Span) -> Vec<String> {
@@ -369,4 +379,89 @@ async fn a_task_the_planner_created_through_the_tap_joins_the_planners_trace() {
         }
     }
     assert!(!dashboard.everything().contains(PLANNER_TOKEN));
+}
+
+/// A task started with `text`, the agent answering at once and working on it after.
+async fn started(client: &Client, text: &str) -> Task {
+    let mut request = message(text);
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    match client.send_message(&request).await.unwrap() {
+        StreamResponse::Task(task) => task,
+        other => panic!("not a task: {other:?}"),
+    }
+}
+
+/// Issue 22: a2a-watch's own calls in the real dashboard (tmux, `--otlp`): the person cancels a
+/// slow test run and answers the reviewer's question; each call is an `a2a.client` span named by
+/// its A2A method, kind CLIENT, the child of its task's span in that span's trace, and the
+/// answer's text is not exported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
+    let (endpoint, received) = receiver().await;
+    // Steps of a second: the slow run (ten times slower) is still going when the person cancels.
+    let config = a2a_watch::demo::DemoConfig {
+        base_port: 0,
+        token: TOKEN.into(),
+        step: Duration::from_secs(1),
+    };
+    let agents = a2a_watch::demo::start(config).await.expect("the demo agents start");
+    let runner = connect(agents.url("test-runner"), Binding::JsonRpc, None).await;
+    let slow = started(&runner, "run the slow tests").await;
+    let scratch = Scratch::new("otlp-calls");
+    let args = format!(
+        "--agent {} --agent {} --otlp {}",
+        sh_quote(agents.url("test-runner")),
+        sh_quote(agents.url("code-reviewer")),
+        sh_quote(&endpoint)
+    );
+    let tmux = start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the slow run", false, |s| s.contains("WORKING"));
+    tmux.send_keys("Up");
+    tmux.send_keys("x");
+    tmux.wait_for("the confirmation", false, |s| s.contains("Cancel task"));
+    tmux.send_keys("y");
+    let cancel = span_about(&received, "CancelTask", &slow.id).await;
+    let canceled = span_of(&received, &slow.id).await;
+    assert_eq!(
+        text(&canceled.attributes, "a2a.task.state").as_deref(),
+        Some("TASK_STATE_CANCELED")
+    );
+    assert_eq!(cancel.kind, SpanKind::Client as i32);
+    assert_eq!(cancel.trace_id, canceled.trace_id, "in its task's trace");
+    assert_eq!(cancel.parent_span_id, canceled.span_id, "the child of its task's span");
+    assert_eq!(text(&cancel.attributes, "rpc.method").as_deref(), Some("CancelTask"));
+    assert_eq!(text(&cancel.attributes, "error.type"), None);
+    assert!(cancel.start_time_unix_nano <= cancel.end_time_unix_nano);
+
+    let reviewer = connect(agents.url("code-reviewer"), Binding::Rest, None).await;
+    let review = started(&reviewer, "review this diff of payments-api").await;
+    tmux.wait_for("the question's box", false, |s| {
+        s.contains("code-reviewer asks") && s.contains("Which base branch")
+    });
+    tmux.send_keys("release/2026.10");
+    send_answer(&tmux, "code-reviewer asks");
+    let answer = span_about(&received, "Send", &review.id).await;
+    let answered = span_of(&received, &review.id).await;
+    assert!(
+        ["SendMessage", "SendStreamingMessage"].contains(&answer.name.as_str()),
+        "{}",
+        answer.name
+    );
+    assert_eq!(answer.kind, SpanKind::Client as i32);
+    assert_eq!(answer.trace_id, answered.trace_id);
+    assert_eq!(answer.parent_span_id, answered.span_id);
+    assert_eq!(answer.status.as_ref().map_or(0, |s| s.code), StatusCode::Unset as i32);
+    quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    for body in &received.lock().unwrap().bodies {
+        let raw = String::from_utf8_lossy(body);
+        for secret in ["release/2026.10", "payments-api", "slow tests"] {
+            assert!(!raw.contains(secret), "{secret:?} was exported");
+        }
+    }
+    agents.shutdown().await;
 }
