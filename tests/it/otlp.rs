@@ -5,7 +5,8 @@
 //! states, events, ERROR for the failure, the waiting task sent unfinished on SIGTERM, and nothing
 //! that was not asked for (no message text, no credential, no URL query). Through a tap, a
 //! planner's send with a W3C `traceparent` makes a task in the planner's trace, every header
-//! passed on as it came.
+//! passed on as it came. In the dashboard (tmux), a cancel and an answer are `a2a.client` spans
+//! under their tasks' spans, and a refused cancel is an ERROR with the A2A error's name.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -241,14 +242,14 @@ const PLANNED: &str = "t-planned-1";
 /// What the agent got from the planner: each request's headers as they came, by (name, bytes).
 type Heard = Arc<Mutex<Vec<Vec<(String, Vec<u8>)>>>>;
 
-/// An agent written for this test (JSON-RPC 1.0): a send makes a finished task, a listing shows
-/// nothing (so only the tap tells a2a-watch of the task), and the headers of every request that
-/// carries `x-planner` are kept.
-async fn recording_agent() -> (String, Heard) {
+/// An agent written for these tests (JSON-RPC 1.0, no streaming, named `name`): each call is
+/// answered with what `answer` gives for its method (the reply's `result` or `error` member), and
+/// the headers of every request that carries `x-planner` are kept.
+async fn rpc_agent(name: &str, answer: fn(&str) -> serde_json::Value) -> (String, Heard) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let card = serde_json::json!({
-        "name": "recorder", "description": "keeps the planner's headers", "version": "1",
+        "name": name, "description": "written for a test", "version": "1",
         "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
         "capabilities": {"streaming": false},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
@@ -263,14 +264,10 @@ async fn recording_agent() -> (String, Heard) {
                 kept.lock().unwrap().push(all.collect());
             }
             let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-            let task = serde_json::json!({"id": PLANNED, "contextId": "c-planned",
-                "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-03T07:00:00Z"}});
-            let result = match request["method"].as_str() {
-                Some("SendMessage") => serde_json::json!({"task": task}),
-                Some("GetTask") => task,
-                _ => serde_json::json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0}),
-            };
-            axum::Json(serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+            let mut reply = answer(request["method"].as_str().unwrap_or(""));
+            reply["jsonrpc"] = "2.0".into();
+            reply["id"] = request["id"].clone();
+            axum::Json(reply)
         }
     };
     let app = axum::Router::new()
@@ -281,6 +278,18 @@ async fn recording_agent() -> (String, Heard) {
         .route("/", post(rpc));
     tokio::spawn(async move { axum::serve(listener, app).await });
     (base, heard)
+}
+
+/// A send makes a finished task; a listing shows nothing, so only the tap tells a2a-watch of it.
+fn planned(method: &str) -> serde_json::Value {
+    let task = serde_json::json!({"id": PLANNED, "contextId": "c-planned",
+        "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-03T07:00:00Z"}});
+    let result = match method {
+        "SendMessage" => serde_json::json!({"task": task}),
+        "GetTask" => task,
+        _ => serde_json::json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0}),
+    };
+    serde_json::json!({ "result": result })
 }
 
 /// The planner's SendMessage.
@@ -324,7 +333,7 @@ fn hex(bytes: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_the_planner_created_through_the_tap_joins_the_planners_trace() {
     let (endpoint, received) = receiver().await;
-    let (agent, heard) = recording_agent().await;
+    let (agent, heard) = rpc_agent("recorder", planned).await;
     let tap = format!("recorder=127.0.0.1:0={agent}");
     let dashboard = crate::tap::Dashboard::start(&["--tap", &tap, "--otlp", &endpoint]).await;
     let at = dashboard.taps[0].trim_start_matches("http://").to_string();
@@ -394,6 +403,16 @@ async fn started(client: &Client, text: &str) -> Task {
     }
 }
 
+/// The person selects the one task on screen, once it is working, and cancels it (`x`, then
+/// `y` to confirm).
+fn cancel_the_working_task(tmux: &crate::tui::Tmux) {
+    tmux.wait_for("the working task", false, |s| s.contains("WORKING"));
+    tmux.send_keys("Up");
+    tmux.send_keys("x");
+    tmux.wait_for("the confirmation", false, |s| s.contains("Cancel task"));
+    tmux.send_keys("y");
+}
+
 /// Issue 22: a2a-watch's own calls in the real dashboard (tmux, `--otlp`): the person cancels a
 /// slow test run and answers the reviewer's question; each call is an `a2a.client` span named by
 /// its A2A method, kind CLIENT, the child of its task's span in that span's trace, and the
@@ -419,11 +438,7 @@ async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
     );
     let tmux = start(&args, &scratch, &[]);
     let before = tmux.pane("#{alternate_on}");
-    tmux.wait_for("the slow run", false, |s| s.contains("WORKING"));
-    tmux.send_keys("Up");
-    tmux.send_keys("x");
-    tmux.wait_for("the confirmation", false, |s| s.contains("Cancel task"));
-    tmux.send_keys("y");
+    cancel_the_working_task(&tmux);
     let cancel = span_about(&received, "CancelTask", &slow.id).await;
     let canceled = span_of(&received, &slow.id).await;
     assert_eq!(
@@ -464,4 +479,51 @@ async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
         }
     }
     agents.shutdown().await;
+}
+
+const HELD: &str = "t-held-1";
+
+/// One task working, listed and fetched; cancelling it is refused (TaskNotCancelableError, A2A
+/// 1.0 section 5.4) with words that must not be exported.
+fn holds_on(method: &str) -> serde_json::Value {
+    let task = serde_json::json!({"id": HELD, "contextId": "c-held",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-12-03T07:00:00Z"}});
+    match method {
+        "CancelTask" => serde_json::json!({"error": {"code": -32002, "message": "past the point of no return"}}),
+        "GetTask" => serde_json::json!({ "result": task }),
+        _ => serde_json::json!({"result": {"tasks": [task], "nextPageToken": "", "pageSize": 1, "totalSize": 1}}),
+    }
+}
+
+/// A refusal is never a success: the agent refuses the dashboard's cancel, and its span says
+/// ERROR with `error.type` the A2A error's name; the agent's words stay out by default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_cancel_is_an_error_span_with_the_a2a_error_type() {
+    let (endpoint, received) = receiver().await;
+    let (agent, _) = rpc_agent("holder", holds_on).await;
+    let scratch = Scratch::new("otlp-refused");
+    let args = format!("--agent {} --otlp {}", sh_quote(&agent), sh_quote(&endpoint));
+    let tmux = start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    cancel_the_working_task(&tmux);
+    let cancel = span_about(&received, "CancelTask", HELD).await;
+    assert_eq!(
+        text(&cancel.attributes, "error.type").as_deref(),
+        Some("TaskNotCancelableError")
+    );
+    let status = cancel.status.clone().expect("a status");
+    assert_eq!(status.code, StatusCode::Error as i32);
+    assert!(!status.message.contains("no return"), "{}", status.message);
+    assert!(
+        !cancel.parent_span_id.is_empty(),
+        "the child of the held task's span, sent later"
+    );
+    quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    let unfinished = span_of(&received, HELD).await;
+    assert_eq!(unfinished.span_id, cancel.parent_span_id);
+    assert_eq!(unfinished.trace_id, cancel.trace_id);
+    for body in &received.lock().unwrap().bodies {
+        assert!(!String::from_utf8_lossy(body).contains("no return"));
+    }
 }
