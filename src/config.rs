@@ -106,6 +106,8 @@ pub struct Config {
 pub struct AgentConfig {
     pub name: Option<String>,
     pub url: crate::a2a::shown::GivenUrl,
+    /// Agents of one group are counted and listed together (`group:NAME`, `status --group`).
+    pub group: Option<String>,
     /// The env var holding this agent's token.
     pub token_env: Option<String>,
     /// A command that prints the token, like `gh auth token`.
@@ -385,6 +387,8 @@ mod tests {
         assert!(!c.agent.is_empty());
         let spec = c.agent[0].spec();
         assert!(!spec.url.is_empty());
+        assert_eq!(spec.group.as_deref(), Some("ci"), "the group reaches the agent watched");
+        assert_eq!(c.agent[1].spec().group, None);
     }
 
     #[test]

@@ -259,6 +259,9 @@ pub struct StatusArgs {
     /// The config file whose agents to count (default: the dashboard's).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Count only the agents of this group (the config's `group = "NAME"`).
+    #[arg(long, value_name = "NAME")]
+    pub group: Option<String>,
     #[arg(long, value_enum, default_value_t = StatusFormat::Plain)]
     pub format: StatusFormat,
 }
@@ -269,7 +272,7 @@ pub enum StatusFormat {
     Plain,
     /// The plain line with `#[fg=...]` colours for tmux's status-right.
     Tmux,
-    /// `{"waiting":2,"failed":1,"working":0,"unreachable":0,"agents":2}`
+    /// `{"waiting":2,"failed":1,"working":0,"unreachable":0,"unauthorized":0,"agents":2}`
     Json,
 }
 

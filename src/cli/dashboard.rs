@@ -140,14 +140,18 @@ pub async fn watch(
     let keys = KeyMap::with_overrides(config.key_overrides())?;
     init_logging(screen.log_file.clone().or(config.log_file.clone()))?;
     let mut store = Store::new(specs.iter().map(|s| (s.name.clone(), s.url.clone())));
+    for (entry, spec) in store.agents.iter_mut().zip(&specs) {
+        entry.group.clone_from(&spec.group);
+    }
     store.limits = Limits {
         timeline: config.timeline_limit.unwrap_or(Limits::default().timeline),
         history: config.history_limit.unwrap_or(Limits::default().history),
         ..Limits::default()
     };
-    // Held to the end: dropping it stops the metrics server.
-    let _metrics = super::metrics::start(&screen.metrics, config, &mut store).await?;
     let traces = super::otlp::start(&screen.otlp, config, &mut store)?;
+    let export_queue = traces.as_ref().map(super::otlp::Running::queue);
+    // Held to the end: dropping it stops the metrics server.
+    let _metrics = super::metrics::start(&screen.metrics, config, &mut store, export_queue).await?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {

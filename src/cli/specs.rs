@@ -251,6 +251,7 @@ impl AgentConfig {
             spec.poll_interval = Duration::from_secs_f64(p);
         }
         spec.tasks = self.tasks.clone();
+        spec.group.clone_from(&self.group);
         spec
     }
 }

@@ -6,7 +6,11 @@
 //! - waiting: INPUT_REQUIRED and AUTH_REQUIRED, a person's turn;
 //! - failed: FAILED and REJECTED, work that did not happen;
 //! - working: SUBMITTED and WORKING;
-//! - unreachable: agents whose card or listing did not come.
+//! - unauthorized: agents that refused our credential (HTTP 401/403, or none to send): a
+//!   person can fix these, so they are not lost among the agents that are down;
+//! - unreachable: agents whose card or listing did not come for any other reason.
+//!
+//! `--group NAME` counts only the agents the config puts in that group.
 //!
 //! 0.3 agents have no ListTasks: they are read (their card answers) but add nothing.
 //!
@@ -22,6 +26,7 @@ use super::{Error, out};
 use crate::a2a::client::MAX_PAGES;
 use crate::a2a::{Client, ListTasksRequest, Task, TaskState};
 use crate::config::Config;
+use crate::event::Health;
 use crate::text::one_line;
 use crate::watch::{AgentSpec, WatchOptions};
 
@@ -34,6 +39,7 @@ pub struct Counts {
     pub failed: usize,
     pub working: usize,
     pub unreachable: usize,
+    pub unauthorized: usize,
     pub agents: usize,
 }
 
@@ -56,6 +62,7 @@ impl Counts {
             (self.failed, "✖", "failed", "red"),
             (self.working, "●", "working", "cyan"),
             (self.unreachable, "✖", "unreachable", "red"),
+            (self.unauthorized, "⊘", "unauthorized", "magenta"),
         ]
         .into_iter()
         .filter(|(n, ..)| *n > 0)
@@ -85,7 +92,16 @@ pub async fn status(conn: &ConnArgs, args: StatusArgs, before: WatchArgs) -> Res
     watch.agents.extend(args.agents);
     watch.config = args.config.or(watch.config);
     let config = Config::load(watch.config.as_deref())?;
-    let specs = agent_specs(conn, &watch, &config)?;
+    let mut specs = agent_specs(conn, &watch, &config)?;
+    if let Some(group) = &args.group {
+        specs.retain(|spec| spec.group.as_ref() == Some(group));
+        if specs.is_empty() {
+            return Err(Error::Usage(format!(
+                "no agent is in the group {:?}: groups are set in the config file, `group = \"NAME\"`",
+                one_line(group)
+            )));
+        }
+    }
     let request = ListTasksRequest {
         context_id: watch_options(&watch, &config).context,
         ..ListTasksRequest::default()
@@ -105,8 +121,12 @@ pub async fn status(conn: &ConnArgs, args: StatusArgs, before: WatchArgs) -> Res
     for (spec, result) in specs.iter().zip(results) {
         match result {
             Ok(tasks) => counts.add(&tasks),
-            Err(why) => {
-                counts.unreachable += 1;
+            Err(Unread { refused, why }) => {
+                *(if refused {
+                    &mut counts.unauthorized
+                } else {
+                    &mut counts.unreachable
+                }) += 1;
                 out::error(&format!("a2a-watch: {}: {}", one_line(&spec.label()), one_line(&why)));
             }
         }
@@ -115,33 +135,57 @@ pub async fn status(conn: &ConnArgs, args: StatusArgs, before: WatchArgs) -> Res
     if !line.is_empty() {
         out::line(&line);
     }
-    if counts.unreachable > 0 {
+    let unread = counts.unreachable + counts.unauthorized;
+    if unread > 0 {
         return Err(Error::Failed(format!(
-            "{} of {} agents could not be read",
-            counts.unreachable, counts.agents
+            "{unread} of {} agents could not be read",
+            counts.agents
         )));
     }
     Ok(())
 }
 
+/// Why an agent's tasks could not be counted.
+struct Unread {
+    /// It refused the credential (401/403), or ours could not be had (`token_command` failed):
+    /// `Health::Unauthorized`'s cases, as the dashboard tells them.
+    refused: bool,
+    why: String,
+}
+
+impl From<crate::a2a::Error> for Unread {
+    fn from(e: crate::a2a::Error) -> Unread {
+        Unread {
+            refused: matches!(e, crate::a2a::Error::Unauthorized { .. }),
+            why: e.to_string(),
+        }
+    }
+}
+
 /// Every task one agent lists (every page), or why not, within `limit`.
-async fn tasks_of(spec: &AgentSpec, request: &ListTasksRequest, limit: Duration) -> Result<Vec<Task>, String> {
+async fn tasks_of(spec: &AgentSpec, request: &ListTasksRequest, limit: Duration) -> Result<Vec<Task>, Unread> {
     let round = async {
         let options = spec
             .client_options(WatchOptions::default().token_command_timeout.min(limit))
             .await
-            .map_err(|health| health.detail().unwrap_or_else(|| health.label().to_string()))?;
-        let client = Client::connect(&spec.url, options).await.map_err(|e| e.to_string())?;
+            .map_err(|health| Unread {
+                refused: matches!(health, Health::Unauthorized { .. }),
+                why: health.detail().unwrap_or_else(|| health.label().to_string()),
+            })?;
+        let client = Client::connect(&spec.url, options).await?;
         match client.list_pages(request, MAX_PAGES).await {
             Ok(listing) => Ok(listing.tasks),
             // 0.3 has no ListTasks: the agent answered its card, it just cannot be counted.
             Err(crate::a2a::Error::NotInVersion { .. }) => Ok(Vec::new()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     };
-    tokio::time::timeout(limit, round)
-        .await
-        .unwrap_or_else(|_| Err(format!("no answer within {} s", limit.as_secs_f64())))
+    tokio::time::timeout(limit, round).await.unwrap_or_else(|_| {
+        Err(Unread {
+            refused: false,
+            why: format!("no answer within {} s", limit.as_secs_f64()),
+        })
+    })
 }
 
 #[cfg(test)]
@@ -170,19 +214,21 @@ mod tests {
             task(TaskState::Working),
         ]);
         counts.unreachable = 1;
+        counts.unauthorized = 2;
         assert_eq!(
             counts.line(StatusFormat::Plain),
-            "◆ 2 waiting · ✖ 2 failed · ● 1 working · ✖ 1 unreachable"
+            "◆ 2 waiting · ✖ 2 failed · ● 1 working · ✖ 1 unreachable · ⊘ 2 unauthorized"
         );
         assert_eq!(
             counts.line(StatusFormat::Tmux),
             "#[fg=yellow]◆ 2 waiting#[default] · #[fg=red]✖ 2 failed#[default] · \
-             #[fg=cyan]● 1 working#[default] · #[fg=red]✖ 1 unreachable#[default]"
+             #[fg=cyan]● 1 working#[default] · #[fg=red]✖ 1 unreachable#[default] · \
+             #[fg=magenta]⊘ 2 unauthorized#[default]"
         );
         let json: serde_json::Value = serde_json::from_str(&counts.line(StatusFormat::Json)).unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"waiting": 2, "failed": 2, "working": 1, "unreachable": 1, "agents": 0})
+            serde_json::json!({"waiting": 2, "failed": 2, "working": 1, "unreachable": 1, "unauthorized": 2, "agents": 0})
         );
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io::{self, Stdout};
 use std::path::Path;
+use std::time::Duration;
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event as TermEvent,
@@ -197,6 +198,12 @@ impl Sink for Screen {
         if moved && (!app.store().is_empty() || app.steer().flash.is_some() || app.modal()) {
             self.pacer.changed();
         }
+    }
+
+    /// A held question's box opens when the keyboard has rested, not at the next second's tick.
+    fn tick_sooner(&self, now: Timestamp) -> Option<Duration> {
+        let due = self.app.held_until()?;
+        Some(Duration::try_from(due.duration_since(now)).unwrap_or(Duration::ZERO))
     }
 }
 

@@ -151,7 +151,7 @@ async fn status_counts_what_waits_and_what_failed_and_says_who_could_not_be_read
     let json = run(&[&both[..], &["--format", "json"][..]].concat(), &[]).await;
     assert_eq!(
         lines(&json),
-        vec![json!({"waiting": 1, "failed": 1, "working": 0, "unreachable": 0, "agents": 3})]
+        vec![json!({"waiting": 1, "failed": 1, "working": 0, "unreachable": 0, "unauthorized": 0, "agents": 3})]
     );
 
     // `--context` before the command narrows every listing: no task is in this one.
@@ -227,11 +227,83 @@ async fn status_gives_up_on_a_silent_agent_within_its_timeout_and_shows_no_agent
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         lines(&out),
-        vec![json!({"waiting": 1, "failed": 0, "working": 0, "unreachable": 1, "agents": 3})]
+        vec![json!({"waiting": 1, "failed": 0, "working": 0, "unreachable": 1, "unauthorized": 0, "agents": 3})]
     );
     assert!(stderr(&out).contains("no answer within 1 s"), "{}", stderr(&out));
     assert!(!out.stderr.contains(&0x1b) && !out.stdout.contains(&0x1b));
     holder.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_tells_an_agent_that_refuses_us_from_one_that_is_down() {
+    // One agent lists a working task; one serves its card but answers every call 401, one 403;
+    // nothing listens on port 9.
+    let fine = Agent::start(card("fine", json!({})), |_| None).await;
+    let refusing = |status: StatusCode| move |seen: &Seen| (!seen.is_card()).then(|| status.into_response());
+    let locked = Agent::start(card("locked", json!({})), refusing(StatusCode::UNAUTHORIZED)).await;
+    let forbidden = Agent::start(card("forbidden", json!({})), refusing(StatusCode::FORBIDDEN)).await;
+    let agents = [
+        "status",
+        "--agent",
+        &fine.url,
+        "--agent",
+        &locked.url,
+        "--agent",
+        &forbidden.url,
+        "--agent",
+        "http://127.0.0.1:9",
+        "--timeout",
+        "5",
+    ];
+    let plain = run(&agents, &[]).await;
+    assert_eq!(
+        plain.status.code(),
+        Some(1),
+        "a refusal is no success: {}",
+        stderr(&plain)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&plain.stdout),
+        "● 1 working · ✖ 1 unreachable · ⊘ 2 unauthorized\n"
+    );
+    assert!(
+        stderr(&plain).contains("3 of 4 agents could not be read"),
+        "{}",
+        stderr(&plain)
+    );
+    let tmux = run(&[&agents[..], &["--format", "tmux"][..]].concat(), &[]).await;
+    assert_eq!(
+        String::from_utf8_lossy(&tmux.stdout),
+        "#[fg=cyan]● 1 working#[default] · #[fg=red]✖ 1 unreachable#[default] · \
+         #[fg=magenta]⊘ 2 unauthorized#[default]\n"
+    );
+    let json = run(&[&agents[..], &["--format", "json"][..]].concat(), &[]).await;
+    assert_eq!(
+        lines(&json),
+        vec![json!({"waiting": 0, "failed": 0, "working": 1, "unreachable": 1, "unauthorized": 2, "agents": 4})]
+    );
+
+    // Grouped in the config: `--group` counts one group's agents alone.
+    let config = scratch("status-groups").join("config.toml");
+    let entries = [("fine", &fine.url, "ops"), ("locked", &locked.url, "payments")];
+    let toml: String = (entries.iter())
+        .map(|(name, url, group)| format!("[[agent]]\nname = \"{name}\"\nurl = \"{url}\"\ngroup = \"{group}\"\n"))
+        .collect();
+    std::fs::write(&config, toml).unwrap();
+    let config = config.to_str().unwrap();
+    let ops = run(&["status", "--config", config, "--group", "ops"], &[]).await;
+    assert_eq!(ops.status.code(), Some(0), "{}", stderr(&ops));
+    assert_eq!(String::from_utf8_lossy(&ops.stdout), "● 1 working\n");
+    let payments = run(&["status", "--config", config, "--group", "payments"], &[]).await;
+    assert_eq!(payments.status.code(), Some(1), "{}", stderr(&payments));
+    assert_eq!(String::from_utf8_lossy(&payments.stdout), "⊘ 1 unauthorized\n");
+    let none = run(&["status", "--config", config, "--group", "search"], &[]).await;
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("no agent is in the group \"search\""),
+        "{}",
+        stderr(&none)
+    );
 }
 
 // ---- data and file parts ----

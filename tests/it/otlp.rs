@@ -12,16 +12,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use a2a_watch::a2a::{Binding, Client, SendMessageConfiguration, StreamResponse, Task, TaskState};
+use a2a_watch::demo::DemoAgents;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
 use axum::routing::post;
 use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
-use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
+use opentelemetry_proto::tonic::trace::v1::status::StatusCode as SpanStatus;
 use prost::Message as _;
 
 use crate::cli::stderr;
@@ -32,27 +34,39 @@ use crate::tui::{Scratch, quit_and_check_the_terminal, send_answer, sh_quote, st
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// What the receiver got: each request's body as sent, and decoded.
+/// What the receiver got: each request's body as sent, and decoded; the requests it answered 503.
 #[derive(Default)]
 struct Received {
     bodies: Vec<Bytes>,
     requests: Vec<ExportTraceServiceRequest>,
+    /// Requests still to answer 503, as a collector that is down does.
+    refuse: usize,
+    refused: Vec<ExportTraceServiceRequest>,
 }
 
 type Shared = Arc<Mutex<Received>>;
 
-async fn export(State(received): State<Shared>, body: Bytes) -> impl axum::response::IntoResponse {
+async fn export(State(received): State<Shared>, body: Bytes) -> Response {
     let request = ExportTraceServiceRequest::decode(body.clone()).expect("an OTLP protobuf request");
     let mut received = received.lock().unwrap();
+    if received.refuse > 0 {
+        received.refuse -= 1;
+        received.refused.push(request);
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     received.bodies.push(body);
     received.requests.push(request);
     let response = ExportTraceServiceResponse::default().encode_to_vec();
-    ([(header::CONTENT_TYPE, "application/x-protobuf")], response)
+    ([(header::CONTENT_TYPE, "application/x-protobuf")], response).into_response()
 }
 
-/// A collector's OTLP/HTTP traces endpoint on loopback: its base URL, and what it receives.
-async fn receiver() -> (String, Shared) {
-    let received = Shared::default();
+/// A collector's OTLP/HTTP traces endpoint on loopback that answers its first `refuse` requests
+/// 503: its base URL, and what it receives.
+async fn receiver(refuse: usize) -> (String, Shared) {
+    let received = Shared::new(Mutex::new(Received {
+        refuse,
+        ..Received::default()
+    }));
     let app = axum::Router::new()
         .route("/v1/traces", post(export))
         .with_state(received.clone());
@@ -64,8 +78,11 @@ async fn receiver() -> (String, Shared) {
 
 /// Every span received so far.
 fn spans(received: &Shared) -> Vec<Span> {
-    let received = received.lock().unwrap();
-    (received.requests.iter())
+    spans_in(&received.lock().unwrap().requests)
+}
+
+fn spans_in(requests: &[ExportTraceServiceRequest]) -> Vec<Span> {
+    (requests.iter())
         .flat_map(|r| &r.resource_spans)
         .flat_map(|r| &r.scope_spans)
         .flat_map(|s| s.spans.clone())
@@ -122,7 +139,7 @@ fn states(span: &Span) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_become_spans_at_a_collector_decoded_with_the_official_protobuf() {
-    let (endpoint, received) = receiver().await;
+    let (endpoint, received) = receiver(0).await;
     let demo = start_demo().await;
     let names = ["test-runner", "code-reviewer"];
     let agents: Vec<String> = names
@@ -158,7 +175,7 @@ async fn tasks_become_spans_at_a_collector_decoded_with_the_official_protobuf() 
     assert!(matches!(attribute(&span.attributes, "server.port"), Some(Value::IntValue(p)) if *p > 0));
     assert!(text(&span.attributes, "gen_ai.agent.name").is_some_and(|n| !n.is_empty()));
     let status = span.status.clone().expect("a status");
-    assert_eq!(status.code, StatusCode::Error as i32);
+    assert_eq!(status.code, SpanStatus::Error as i32);
     assert!(!status.message.is_empty(), "the failure's text as description");
     assert_eq!(states(&span).last().map(String::as_str), Some("TASK_STATE_FAILED"));
     assert!(span.start_time_unix_nano <= span.end_time_unix_nano);
@@ -177,21 +194,13 @@ async fn tasks_become_spans_at_a_collector_decoded_with_the_official_protobuf() 
         Some("TASK_STATE_COMPLETED"),
         "{seen:?}"
     );
-    assert_eq!(answered.status.as_ref().map_or(0, |s| s.code), StatusCode::Unset as i32);
+    assert_eq!(answered.status.as_ref().map_or(0, |s| s.code), SpanStatus::Unset as i32);
     assert_ne!(answered.trace_id, span.trace_id, "another context, another trace");
 
     let left = stream_all(&reviewer, &message("review this other diff")).await;
     assert_eq!(left.last_state(), Some(&TaskState::InputRequired));
     until(&metrics, &[(waiting, 1.0)]).await;
-    // SAFETY: kill only sends a signal to the child we started.
-    unsafe {
-        libc::kill(child.id().expect("still running") as libc::pid_t, libc::SIGTERM);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output())
-        .await
-        .expect("exits soon after SIGTERM")
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stop(child).await;
     let unfinished = span_of(&received, &left.task).await;
     assert_eq!(
         attribute(&unfinished.attributes, "a2a_watch.unfinished"),
@@ -226,10 +235,7 @@ async fn tasks_become_spans_at_a_collector_decoded_with_the_official_protobuf() 
 }
 
 fn spans_per_task(requests: &[ExportTraceServiceRequest], id: &str) -> usize {
-    (requests.iter())
-        .flat_map(|r| &r.resource_spans)
-        .flat_map(|r| &r.scope_spans)
-        .flat_map(|s| &s.spans)
+    (spans_in(requests).iter())
         .filter(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id))
         .count()
 }
@@ -332,7 +338,7 @@ fn hex(bytes: &[u8]) -> String {
 /// (credential, message text) is exported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_the_planner_created_through_the_tap_joins_the_planners_trace() {
-    let (endpoint, received) = receiver().await;
+    let (endpoint, received) = receiver(0).await;
     let (agent, heard) = rpc_agent("recorder", planned).await;
     let tap = format!("recorder=127.0.0.1:0={agent}");
     let dashboard = crate::tap::Dashboard::start(&["--tap", &tap, "--otlp", &endpoint]).await;
@@ -419,7 +425,7 @@ fn cancel_the_working_task(tmux: &crate::tui::Tmux) {
 /// answer's text is not exported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
-    let (endpoint, received) = receiver().await;
+    let (endpoint, received) = receiver(0).await;
     // Steps of a second: the slow run (ten times slower) is still going when the person cancels.
     let config = a2a_watch::demo::DemoConfig {
         base_port: 0,
@@ -469,7 +475,7 @@ async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
     assert_eq!(answer.kind, SpanKind::Client as i32);
     assert_eq!(answer.trace_id, answered.trace_id);
     assert_eq!(answer.parent_span_id, answered.span_id);
-    assert_eq!(answer.status.as_ref().map_or(0, |s| s.code), StatusCode::Unset as i32);
+    assert_eq!(answer.status.as_ref().map_or(0, |s| s.code), SpanStatus::Unset as i32);
     quit_and_check_the_terminal(&tmux, &before);
     drop(tmux);
     for body in &received.lock().unwrap().bodies {
@@ -499,7 +505,7 @@ fn holds_on(method: &str) -> serde_json::Value {
 /// ERROR with `error.type` the A2A error's name; the agent's words stay out by default.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_cancel_is_an_error_span_with_the_a2a_error_type() {
-    let (endpoint, received) = receiver().await;
+    let (endpoint, received) = receiver(0).await;
     let (agent, _) = rpc_agent("holder", holds_on).await;
     let scratch = Scratch::new("otlp-refused");
     let args = format!("--agent {} --otlp {}", sh_quote(&agent), sh_quote(&endpoint));
@@ -512,7 +518,7 @@ async fn a_refused_cancel_is_an_error_span_with_the_a2a_error_type() {
         Some("TaskNotCancelableError")
     );
     let status = cancel.status.clone().expect("a status");
-    assert_eq!(status.code, StatusCode::Error as i32);
+    assert_eq!(status.code, SpanStatus::Error as i32);
     assert!(!status.message.contains("no return"), "{}", status.message);
     assert!(
         !cancel.parent_span_id.is_empty(),
@@ -526,4 +532,97 @@ async fn a_refused_cancel_is_an_error_span_with_the_a2a_error_type() {
     for body in &received.lock().unwrap().bodies {
         assert!(!String::from_utf8_lossy(body).contains("no return"));
     }
+}
+
+/// The lines of the log at `path` that speak of the export.
+fn otlp_lines(path: &std::path::Path) -> Vec<String> {
+    let log = std::fs::read_to_string(path).unwrap_or_default();
+    log.lines().filter(|l| l.contains("OTLP")).map(str::to_string).collect()
+}
+
+/// Ends the child with SIGTERM; it exits 0 within the 2 s a service manager allows (issue 22).
+async fn stop(child: tokio::process::Child) {
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe {
+        libc::kill(child.id().expect("still running") as libc::pid_t, libc::SIGTERM);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(3), child.wait_with_output())
+        .await
+        .expect("exits soon after SIGTERM")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A failed test run on the demo's test runner; its task id.
+async fn fail_a_run(demo: &DemoAgents) -> String {
+    let runner = connect(demo.url("test-runner"), Binding::JsonRpc, None).await;
+    let failed = stream_all(&runner, &message("run the tests, they will fail")).await;
+    assert_eq!(failed.last_state(), Some(&TaskState::Failed));
+    failed.task
+}
+
+/// `--json --otlp ENDPOINT --log-file LOG` on the demo's test runner: the child, its metrics URL.
+async fn watch_runner(demo: &DemoAgents, endpoint: &str, log: &std::path::Path) -> (tokio::process::Child, String) {
+    let agents = [format!("test-runner={}", demo.url("test-runner"))];
+    let more = ["--otlp", endpoint, "--log-file", log.to_str().unwrap()];
+    let (child, metrics) = start_watching("--json", &agents, &more).await;
+    until(&metrics, &[(r#"a2a_watch_agent_up{agent="test-runner"}"#, 1.0)]).await;
+    (child, metrics)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_stays_down_gets_each_batch_three_times_and_three_log_lines_at_most() {
+    let (endpoint, received) = receiver(usize::MAX).await;
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-down");
+    let log = scratch.0.join("a2a-watch.log");
+    let (child, metrics) = watch_runner(&demo, &endpoint, &log).await;
+    let dropped = "a2a_watch_otlp_dropped_total";
+    until(&metrics, &[(dropped, 0.0)]).await;
+
+    let first = fail_a_run(&demo).await;
+    until(&metrics, &[(dropped, 1.0)]).await;
+    let second = fail_a_run(&demo).await;
+    until(&metrics, &[(dropped, 2.0)]).await;
+    stop(child).await;
+
+    let received = received.lock().unwrap();
+    assert!(received.requests.is_empty());
+    let refused = &received.refused;
+    for task in [&first, &second] {
+        assert_eq!(spans_per_task(refused, task), 3, "tried three times, then dropped");
+    }
+    let lines = otlp_lines(&log);
+    assert!(lines.len() <= 3, "{lines:#?}");
+    assert!(lines[0].contains("does not take spans"), "{lines:#?}");
+    assert!(lines[1].contains("spans dropped so far: 2"), "{lines:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_back_after_an_outage_gets_the_next_batch_on_a_retry_and_the_log_says_so() {
+    // Three 503s for the first batch (dropped), two for the second (sent on its third try).
+    let (endpoint, received) = receiver(5).await;
+    let demo = start_demo().await;
+    let scratch = Scratch::new("otlp-back");
+    let log = scratch.0.join("a2a-watch.log");
+    let (child, metrics) = watch_runner(&demo, &endpoint, &log).await;
+
+    let lost = fail_a_run(&demo).await;
+    until(&metrics, &[("a2a_watch_otlp_dropped_total", 1.0)]).await;
+    let sent = fail_a_run(&demo).await;
+    span_of(&received, &sent).await;
+    stop(child).await;
+
+    let received = received.lock().unwrap();
+    assert_eq!(spans_per_task(&received.refused, &lost), 3);
+    assert_eq!(spans_per_task(&received.refused, &sent), 2);
+    assert_eq!(spans_per_task(&received.requests, &lost), 0);
+    assert_eq!(spans_per_task(&received.requests, &sent), 1);
+    let lines = otlp_lines(&log);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].contains("does not take spans"), "{lines:#?}");
+    assert!(
+        lines[1].contains("takes spans again (1 dropped meanwhile)"),
+        "{lines:#?}"
+    );
 }

@@ -78,6 +78,7 @@ impl Store {
                 .map(|(name, url)| (name, ShownUrl::of_input(url.as_ref())))
                 .map(|(name, url)| AgentEntry {
                     named_by_user: name.is_some(),
+                    group: None,
                     name: name.unwrap_or_else(|| url.to_string()),
                     url,
                     health: Health::Connecting,

@@ -1,7 +1,9 @@
 //! Views of the store: which tasks, in what order. The filter language is the one typed
-//! after `/`: words match anywhere; `state:`, `agent:`, `context:` and `task:` narrow to one
-//! field; `!` negates a term. `state:` takes a class (`active`, `interrupted`, `terminal`,
-//! `unknown`, `waiting`) or a state name (`input-required`, `COMPLETED`).
+//! after `/`: words match anywhere; `state:`, `agent:`, `group:`, `context:` and `task:` narrow
+//! to one field; `!` negates a term. `state:` takes a class (`active`, `interrupted`, `terminal`,
+//! `unknown`, `waiting`) or a state name (`input-required`, `COMPLETED`). `agent:` and `group:`
+//! take a part of the name, or the whole of one: then only that one (`agent:api` is not
+//! `api-2` when an agent is called `api`), so the agents view can narrow the table to one agent.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -45,6 +47,7 @@ enum Field {
     Any,
     State,
     Agent,
+    Group,
     Context,
     Task,
 }
@@ -74,6 +77,7 @@ impl Filter {
                 let (field, value) = match word.split_once(':') {
                     Some(("state" | "s", v)) => (Field::State, v),
                     Some(("agent" | "a", v)) => (Field::Agent, v),
+                    Some(("group" | "g", v)) => (Field::Group, v),
                     Some(("context" | "ctx" | "c", v)) => (Field::Context, v),
                     Some(("task" | "id" | "t", v)) => (Field::Task, v),
                     _ => (Field::Any, word),
@@ -124,12 +128,49 @@ fn state_matches(value: &str, state: &TaskState) -> bool {
     }
 }
 
+/// A name term (`agent:`, `group:`, already lower case) against one name: the whole of a name
+/// picks that one alone, else any part matches. `names` are all the names of that kind, looked
+/// at only for a name that contains the term without being it.
+fn name_matches<'a>(term: &str, name: &str, mut names: impl Iterator<Item = &'a str>) -> bool {
+    let name = name.to_lowercase();
+    name == term || (name.contains(term) && !names.any(|other| other.to_lowercase() == term))
+}
+
+/// Whether an agent's name and group match a term of the filter: what the agents view shows.
+pub fn agent_matches(filter: &Filter, store: &Store, agent: AgentId) -> bool {
+    filter.terms.iter().all(|term| {
+        let matched = match term.field {
+            Field::Agent => agent_name_matches(&term.value, store, agent),
+            Field::Group => group_matches(&term.value, store, agent),
+            Field::Any => {
+                agent_name_matches(&term.value, store, agent)
+                    || group_matches(&term.value, store, agent)
+                    || store.agents.get(agent).is_some_and(|a| a.health.label() == term.value)
+            }
+            // Terms of tasks say nothing of an agent; they narrow the table it leads to.
+            Field::State | Field::Context | Field::Task => true,
+        };
+        matched != term.negated
+    })
+}
+
+fn agent_name_matches(v: &str, store: &Store, agent: AgentId) -> bool {
+    let names = store.agents.iter().map(|a| a.name.as_str());
+    name_matches(v, store.agent_name(agent), names)
+}
+
+fn group_matches(v: &str, store: &Store, agent: AgentId) -> bool {
+    let groups = store.agents.iter().filter_map(|a| a.group.as_deref());
+    (store.agents.get(agent).and_then(|a| a.group.as_deref())).is_some_and(|group| name_matches(v, group, groups))
+}
+
 fn term_matches(term: &Term, store: &Store, t: &TaskEntry) -> bool {
     let v = term.value.as_str();
     let agent = || store.agent_name(t.key.agent).to_lowercase();
     match term.field {
         Field::State => state_matches(v, t.state()),
-        Field::Agent => agent().contains(v),
+        Field::Agent => agent_name_matches(v, store, t.key.agent),
+        Field::Group => group_matches(v, store, t.key.agent),
         Field::Context => t.context.to_lowercase().contains(v),
         Field::Task => t.key.id.to_lowercase().contains(v),
         Field::Any => {

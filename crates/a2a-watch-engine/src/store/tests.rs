@@ -369,6 +369,57 @@ fn views_sort_and_filter() {
 }
 
 #[test]
+fn agent_and_group_terms_take_a_whole_name_alone_and_a_part_of_one_anywhere() {
+    let mut s = Store::new(["api", "api-2", "billing", "search"].map(|n| (Some(n.to_string()), format!("http://{n}"))));
+    for (agent, group) in [(0, "payments"), (1, "payments"), (2, "payments-eu")] {
+        s.agents[agent].group = Some(group.to_string());
+    }
+    for agent in 0..4 {
+        s.apply(snapshot(
+            agent,
+            &format!("t{agent}"),
+            "TASK_STATE_WORKING",
+            "",
+            agent as i64,
+        ));
+    }
+    let ids = |text: &str| -> Vec<String> {
+        let spec = ViewSpec {
+            filter: Filter::parse(text),
+            sort: SortBy::Agent,
+            ..ViewSpec::default()
+        };
+        rows(&s, &spec).iter().map(|k| k.id.to_string()).collect()
+    };
+    assert_eq!(ids("agent:api"), ["t0"], "an agent called api is not api-2");
+    assert_eq!(ids("agent:API-2"), ["t1"]);
+    assert_eq!(
+        ids("agent:ap"),
+        ["t0", "t1"],
+        "a part of a name matches every agent that has it"
+    );
+    assert_eq!(ids("group:payments"), ["t0", "t1"]);
+    assert_eq!(ids("g:pay"), ["t0", "t1", "t2"]);
+    assert_eq!(
+        ids("!group:payments"),
+        ["t2", "t3"],
+        "an agent without a group is in none"
+    );
+    let agents = |text: &str| -> Vec<AgentId> {
+        let filter = Filter::parse(text);
+        (0..4).filter(|a| query::agent_matches(&filter, &s, *a)).collect()
+    };
+    assert_eq!(agents("group:payments-eu"), [2]);
+    assert_eq!(agents("pay !api"), [1, 2], "a word is a name or a group");
+    assert_eq!(
+        agents("state:working agent:search"),
+        [3],
+        "terms of tasks do not narrow agents"
+    );
+    assert_eq!(agents("connecting"), [0, 1, 2, 3], "a word is also a health");
+}
+
+#[test]
 fn action_outcomes_are_kept_by_id() {
     use crate::event::ActionOutcome;
     let mut s = store();

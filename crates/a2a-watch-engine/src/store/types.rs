@@ -154,6 +154,8 @@ pub struct AgentEntry {
     /// The name the user gave, or the card's once it is read (the shown URL until then).
     pub name: String,
     pub(super) named_by_user: bool,
+    /// The config's `group`, set by the front end that knows it (`AgentSpec::group`).
+    pub group: Option<String>,
     /// Only ever the shown form (README "Security"): the store feeds the screen, `--json` and
     /// recordings.
     pub url: ShownUrl,

@@ -51,6 +51,8 @@ pub struct AgentSpec {
     pub tap: Option<std::net::SocketAddr>,
     /// The tap rewrites a signed card without its signatures rather than pass it on unchanged.
     pub tap_strip_signatures: bool,
+    /// The config's `group` (README, "Groups"): how the screen and `status --group` gather agents.
+    pub group: Option<String>,
 }
 
 impl AgentSpec {
@@ -64,6 +66,7 @@ impl AgentSpec {
             tasks: Vec::new(),
             tap: None,
             tap_strip_signatures: false,
+            group: None,
         }
     }
 
