@@ -421,8 +421,8 @@ fn cancel_the_working_task(tmux: &crate::tui::Tmux) {
 
 /// Issue 22: a2a-watch's own calls in the real dashboard (tmux, `--otlp`): the person cancels a
 /// slow test run and answers the reviewer's question; each call is an `a2a.client` span named by
-/// its A2A method, kind CLIENT, the child of its task's span in that span's trace, and the
-/// answer's text is not exported.
+/// its A2A method, kind CLIENT, the child of its task's span in that span's trace, and neither
+/// the answer's text nor the agent URL's query is exported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
     let (endpoint, received) = receiver(0).await;
@@ -438,7 +438,7 @@ async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
     let scratch = Scratch::new("otlp-calls");
     let args = format!(
         "--agent {} --agent {} --otlp {}",
-        sh_quote(agents.url("test-runner")),
+        sh_quote(&format!("{}?key=query-s3cret", agents.url("test-runner"))),
         sh_quote(agents.url("code-reviewer")),
         sh_quote(&endpoint)
     );
@@ -480,7 +480,7 @@ async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
     drop(tmux);
     for body in &received.lock().unwrap().bodies {
         let raw = String::from_utf8_lossy(body);
-        for secret in ["release/2026.10", "payments-api", "slow tests"] {
+        for secret in ["release/2026.10", "payments-api", "slow tests", "query-s3cret"] {
             assert!(!raw.contains(secret), "{secret:?} was exported");
         }
     }
