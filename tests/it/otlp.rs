@@ -3,12 +3,15 @@
 //! and leaves another waiting. A tiny OTLP/HTTP receiver here decodes what it gets with the
 //! official protobuf definitions (`opentelemetry-proto`) and the spans are checked: ids, final
 //! states, events, ERROR for the failure, the waiting task sent unfinished on SIGTERM, and nothing
-//! that was not asked for (no message text, no credential, no URL query).
+//! that was not asked for (no message text, no credential, no URL query). Through a tap, a
+//! planner's send with a W3C `traceparent` makes a task in the planner's trace, every header
+//! passed on as it came. In the dashboard (tmux), a cancel and an answer are `a2a.client` spans
+//! under their tasks' spans, and a refused cancel is an ERROR with the A2A error's name.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use a2a_watch::a2a::{Binding, TaskState};
+use a2a_watch::a2a::{Binding, Client, SendMessageConfiguration, StreamResponse, Task, TaskState};
 use a2a_watch::demo::DemoAgents;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -28,7 +31,7 @@ use crate::cli::stderr;
 use crate::demo_client::{TOKEN, start_demo};
 use crate::metrics::{start_watching, start_watching_with, until};
 use crate::scenarios::{connect, message, reply, stream_all};
-use crate::tui::{self, Scratch, quit_and_check_the_terminal, sh_quote};
+use crate::tui::{self, Scratch, quit_and_check_the_terminal, send_answer, sh_quote, start};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -107,19 +110,28 @@ fn text(attributes: &[KeyValue], key: &str) -> Option<String> {
     }
 }
 
-/// The span of task `id`, once received.
-async fn span_of(received: &Shared, id: &str) -> Span {
+/// The first span received that is `what` (a span's name, or how it starts) about task `id`.
+async fn span_about(received: &Shared, what: &str, id: &str) -> Span {
     let start = Instant::now();
     loop {
         let found = spans(received)
             .into_iter()
-            .find(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id));
+            .find(|s| s.name.starts_with(what) && text(&s.attributes, "a2a.task.id").as_deref() == Some(id));
         if let Some(span) = found {
             return span;
         }
-        assert!(start.elapsed() < WAIT, "no span of {id} in time: {:?}", spans(received));
+        assert!(
+            start.elapsed() < WAIT,
+            "no {what} span of {id} in time: {:?}",
+            spans(received)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The span of task `id`, once received.
+async fn span_of(received: &Shared, id: &str) -> Span {
+    span_about(received, "a2a.task ", id).await
 }
 
 fn states(span: &Span) -> Vec<String> {
@@ -230,6 +242,300 @@ fn spans_per_task(requests: &[ExportTraceServiceRequest], id: &str) -> usize {
     (spans_in(requests).iter())
         .filter(|s| text(&s.attributes, "a2a.task.id").as_deref() == Some(id))
         .count()
+}
+
+const PLANNER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const PLANNER_SPAN: &str = "b7ad6b7169203331";
+const PLANNER_TOKEN: &str = "planner-otlp-s3cret";
+const PLANNED: &str = "t-planned-1";
+
+/// What the agent got from the planner: each request's headers as they came, by (name, bytes).
+type Heard = Arc<Mutex<Vec<Vec<(String, Vec<u8>)>>>>;
+
+/// An agent written for these tests (JSON-RPC 1.0, no streaming, named `name`): each call is
+/// answered with what `answer` gives for its method (the reply's `result` or `error` member), and
+/// the headers of every request that carries `x-planner` are kept.
+async fn rpc_agent(name: &str, answer: fn(&str) -> serde_json::Value) -> (String, Heard) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = serde_json::json!({
+        "name": name, "description": "written for a test", "version": "1",
+        "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": false},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+    });
+    let heard = Heard::default();
+    let kept = heard.clone();
+    let rpc = move |headers: axum::http::HeaderMap, body: Bytes| {
+        let kept = kept.clone();
+        async move {
+            if headers.contains_key("x-planner") {
+                let all = headers.iter().map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()));
+                kept.lock().unwrap().push(all.collect());
+            }
+            let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let mut reply = answer(request["method"].as_str().unwrap_or(""));
+            reply["jsonrpc"] = "2.0".into();
+            reply["id"] = request["id"].clone();
+            axum::Json(reply)
+        }
+    };
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        )
+        .route("/", post(rpc));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (base, heard)
+}
+
+/// A send makes a finished task; a listing shows nothing, so only the tap tells a2a-watch of it.
+fn planned(method: &str) -> serde_json::Value {
+    let task = serde_json::json!({"id": PLANNED, "contextId": "c-planned",
+        "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-03T07:00:00Z"}});
+    let result = match method {
+        "SendMessage" => serde_json::json!({"task": task}),
+        "GetTask" => task,
+        _ => serde_json::json!({"tasks": [], "nextPageToken": "", "pageSize": 0, "totalSize": 0}),
+    };
+    serde_json::json!({ "result": result })
+}
+
+/// The planner's SendMessage.
+fn planner_body() -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": {
+        "messageId": "m-planner", "role": "ROLE_USER", "parts": [{"text": "plan the launch party"}]}}})
+    .to_string()
+}
+
+/// The planner's send, written by hand so that every header byte is known: `(name, value)` in
+/// the order sent, then its length; the tap answers and closes.
+async fn planner_sends(tap: &str, headers: &[(&str, &str)]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = planner_body();
+    let mut request = format!("POST / HTTP/1.1\r\nhost: {tap}\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str(&format!(
+        "content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    let mut stream = tokio::net::TcpStream::connect(tap).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .expect("the tap answers")
+        .unwrap();
+    response
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Issue 22: a planner's send through the tap carrying W3C `traceparent` makes a task whose span
+/// is in the planner's trace, the child of the planner's span; the tap passes every header on as
+/// it came (traceparent and tracestate included) and adds none; nothing of the planner's
+/// (credential, message text) is exported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_the_planner_created_through_the_tap_joins_the_planners_trace() {
+    let (endpoint, received) = receiver(0).await;
+    let (agent, heard) = rpc_agent("recorder", planned).await;
+    let tap = format!("recorder=127.0.0.1:0={agent}");
+    let dashboard = crate::tap::Dashboard::start(&["--tap", &tap, "--otlp", &endpoint]).await;
+    let at = dashboard.taps[0].trim_start_matches("http://").to_string();
+    let traceparent = format!("00-{PLANNER_TRACE}-{PLANNER_SPAN}-01");
+    let authorization = format!("Bearer {PLANNER_TOKEN}");
+    let sent = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("authorization", authorization.as_str()),
+        ("a2a-version", "1.0"),
+        ("traceparent", traceparent.as_str()),
+        ("tracestate", "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"),
+        ("x-planner", "one"),
+        ("x-planner", "Two  words"),
+    ];
+    let response = planner_sends(&at, &sent).await;
+    assert!(
+        response.starts_with("HTTP/1.1 200") && response.contains(PLANNED),
+        "{response}"
+    );
+
+    let span = span_of(&received, PLANNED).await;
+    assert_eq!(hex(&span.trace_id), PLANNER_TRACE, "the planner's trace");
+    assert_eq!(
+        hex(&span.parent_span_id),
+        PLANNER_SPAN,
+        "the child of the planner's span"
+    );
+    let remote = opentelemetry_proto::tonic::trace::v1::SpanFlags::ContextIsRemoteMask as u32;
+    assert_eq!(span.flags & remote, remote, "its parent is remote");
+    assert_eq!(span.name, "a2a.task recorder");
+
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 1, "one request of the planner's");
+    let mut got: Vec<(String, Vec<u8>)> = heard[0].iter().filter(|(n, _)| n != "host").cloned().collect();
+    let mut expected: Vec<(String, Vec<u8>)> = (sent.iter())
+        .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+        .chain([(
+            "content-length".to_string(),
+            planner_body().len().to_string().into_bytes(),
+        )])
+        .collect();
+    got.sort();
+    expected.sort();
+    assert_eq!(got, expected, "every header as the planner sent it, none added");
+
+    let bodies = received.lock().unwrap().bodies.clone();
+    for body in &bodies {
+        let raw = String::from_utf8_lossy(body);
+        for secret in [PLANNER_TOKEN, "plan the launch party", "rojo="] {
+            assert!(!raw.contains(secret), "{secret:?} was exported");
+        }
+    }
+    assert!(!dashboard.everything().contains(PLANNER_TOKEN));
+}
+
+/// A task started with `text`, the agent answering at once and working on it after.
+async fn started(client: &Client, text: &str) -> Task {
+    let mut request = message(text);
+    request.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    match client.send_message(&request).await.unwrap() {
+        StreamResponse::Task(task) => task,
+        other => panic!("not a task: {other:?}"),
+    }
+}
+
+/// The person selects the one task on screen, once it is working, and cancels it (`x`, then
+/// `y` to confirm).
+fn cancel_the_working_task(tmux: &crate::tui::Tmux) {
+    tmux.wait_for("the working task", false, |s| s.contains("WORKING"));
+    tmux.send_keys("Up");
+    tmux.send_keys("x");
+    tmux.wait_for("the confirmation", false, |s| s.contains("Cancel task"));
+    tmux.send_keys("y");
+}
+
+/// Issue 22: a2a-watch's own calls in the real dashboard (tmux, `--otlp`): the person cancels a
+/// slow test run and answers the reviewer's question; each call is an `a2a.client` span named by
+/// its A2A method, kind CLIENT, the child of its task's span in that span's trace, and neither
+/// the answer's text nor the agent URL's query is exported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_cancel_and_answer_are_client_spans_under_their_tasks() {
+    let (endpoint, received) = receiver(0).await;
+    // Steps of a second: the slow run (ten times slower) is still going when the person cancels.
+    let config = a2a_watch::demo::DemoConfig {
+        base_port: 0,
+        token: TOKEN.into(),
+        step: Duration::from_secs(1),
+    };
+    let agents = a2a_watch::demo::start(config).await.expect("the demo agents start");
+    let runner = connect(agents.url("test-runner"), Binding::JsonRpc, None).await;
+    let slow = started(&runner, "run the slow tests").await;
+    let scratch = Scratch::new("otlp-calls");
+    let args = format!(
+        "--agent {} --agent {} --otlp {}",
+        sh_quote(&format!("{}?key=query-s3cret", agents.url("test-runner"))),
+        sh_quote(agents.url("code-reviewer")),
+        sh_quote(&endpoint)
+    );
+    let tmux = start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    cancel_the_working_task(&tmux);
+    let cancel = span_about(&received, "CancelTask", &slow.id).await;
+    let canceled = span_of(&received, &slow.id).await;
+    assert_eq!(
+        text(&canceled.attributes, "a2a.task.state").as_deref(),
+        Some("TASK_STATE_CANCELED")
+    );
+    assert_eq!(cancel.kind, SpanKind::Client as i32);
+    assert_eq!(cancel.trace_id, canceled.trace_id, "in its task's trace");
+    assert_eq!(cancel.parent_span_id, canceled.span_id, "the child of its task's span");
+    assert_eq!(text(&cancel.attributes, "rpc.method").as_deref(), Some("CancelTask"));
+    assert_eq!(text(&cancel.attributes, "error.type"), None);
+    assert!(cancel.start_time_unix_nano <= cancel.end_time_unix_nano);
+
+    let reviewer = connect(agents.url("code-reviewer"), Binding::Rest, None).await;
+    let review = started(&reviewer, "review this diff of payments-api").await;
+    tmux.wait_for("the question's box", false, |s| {
+        s.contains("code-reviewer asks") && s.contains("Which base branch")
+    });
+    tmux.send_keys("release/2026.10");
+    send_answer(&tmux, "code-reviewer asks");
+    let answer = span_about(&received, "Send", &review.id).await;
+    let answered = span_of(&received, &review.id).await;
+    assert!(
+        ["SendMessage", "SendStreamingMessage"].contains(&answer.name.as_str()),
+        "{}",
+        answer.name
+    );
+    assert_eq!(answer.kind, SpanKind::Client as i32);
+    assert_eq!(answer.trace_id, answered.trace_id);
+    assert_eq!(answer.parent_span_id, answered.span_id);
+    assert_eq!(answer.status.as_ref().map_or(0, |s| s.code), SpanStatus::Unset as i32);
+    quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    for body in &received.lock().unwrap().bodies {
+        let raw = String::from_utf8_lossy(body);
+        for secret in ["release/2026.10", "payments-api", "slow tests", "query-s3cret"] {
+            assert!(!raw.contains(secret), "{secret:?} was exported");
+        }
+    }
+    agents.shutdown().await;
+}
+
+const HELD: &str = "t-held-1";
+
+/// One task working, listed and fetched; cancelling it is refused (TaskNotCancelableError, A2A
+/// 1.0 section 5.4) with words that must not be exported.
+fn holds_on(method: &str) -> serde_json::Value {
+    let task = serde_json::json!({"id": HELD, "contextId": "c-held",
+        "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-12-03T07:00:00Z"}});
+    match method {
+        "CancelTask" => serde_json::json!({"error": {"code": -32002, "message": "past the point of no return"}}),
+        "GetTask" => serde_json::json!({ "result": task }),
+        _ => serde_json::json!({"result": {"tasks": [task], "nextPageToken": "", "pageSize": 1, "totalSize": 1}}),
+    }
+}
+
+/// A refusal is never a success: the agent refuses the dashboard's cancel, and its span says
+/// ERROR with `error.type` the A2A error's name; the agent's words stay out by default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_cancel_is_an_error_span_with_the_a2a_error_type() {
+    let (endpoint, received) = receiver(0).await;
+    let (agent, _) = rpc_agent("holder", holds_on).await;
+    let scratch = Scratch::new("otlp-refused");
+    let args = format!("--agent {} --otlp {}", sh_quote(&agent), sh_quote(&endpoint));
+    let tmux = start(&args, &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    cancel_the_working_task(&tmux);
+    let cancel = span_about(&received, "CancelTask", HELD).await;
+    assert_eq!(
+        text(&cancel.attributes, "error.type").as_deref(),
+        Some("TaskNotCancelableError")
+    );
+    let status = cancel.status.clone().expect("a status");
+    assert_eq!(status.code, SpanStatus::Error as i32);
+    assert!(!status.message.contains("no return"), "{}", status.message);
+    assert!(
+        !cancel.parent_span_id.is_empty(),
+        "the child of the held task's span, sent later"
+    );
+    quit_and_check_the_terminal(&tmux, &before);
+    drop(tmux);
+    let unfinished = span_of(&received, HELD).await;
+    assert_eq!(unfinished.span_id, cancel.parent_span_id);
+    assert_eq!(unfinished.trace_id, cancel.trace_id);
+    for body in &received.lock().unwrap().bodies {
+        assert!(!String::from_utf8_lossy(body).contains("no return"));
+    }
 }
 
 /// The lines of the log at `path` that speak of the export.

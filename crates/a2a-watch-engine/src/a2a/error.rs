@@ -500,6 +500,35 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn an_error_type_is_a_name_a_status_or_a_word_never_the_message() {
+        let agent = Error::Agent {
+            kind: ErrorKind::TaskNotCancelable,
+            code: -32002,
+            message: "secret plans".into(),
+        };
+        assert_eq!(agent.error_type(), "TaskNotCancelableError");
+        let unknown = Error::Agent {
+            kind: ErrorKind::Other,
+            code: -31000,
+            message: "secret plans".into(),
+        };
+        assert_eq!(unknown.error_type(), "AgentError");
+        let http = Error::Http {
+            status: 503,
+            what: "SendMessage".into(),
+            excerpt: "secret plans".into(),
+            retry_after: None,
+        };
+        assert_eq!(http.error_type(), "503");
+        let refused = Error::Refused {
+            agent: "a".into(),
+            cause: "secret plans".into(),
+        };
+        assert_eq!(refused.error_type(), "refused");
+        assert_eq!(Error::Stream("secret plans".into()).error_type(), "stream");
+    }
+
+    #[test]
     fn jsonrpc_errors_classify_by_code_then_reason() {
         let e: WireError =
             serde_json::from_value(json!({"code":-32001,"message":"gone","data":[{"reason":"TASK_NOT_FOUND"}]}))

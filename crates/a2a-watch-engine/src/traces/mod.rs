@@ -10,7 +10,10 @@
 //! - One event per state change (`a2a.task.status`; the status text only with
 //!   `--otlp-include-text`) and per artifact (id, name, size in bytes; never content).
 //! - Status ERROR for FAILED and REJECTED, the status text sanitised and cut as description.
-//! - A task whose messages' `referenceTaskIds` (A2A 1.0 `Message`) name a task seen is that
+//! - A task a planner created through a tap, with a W3C `traceparent` on its send, is the child
+//!   of the planner's span in the planner's trace (the tap passes the header on as it came), and
+//!   sent whatever its sampled flag says: `--otlp` asks for every task.
+//!   Else a task whose messages' `referenceTaskIds` (A2A 1.0 `Message`) name a task seen is that
 //!   task's child, in its trace; otherwise its trace is its context's (`ids`).
 //! - a2a-watch's own calls that change something (a new task, an answer, an approval, a cancel)
 //!   are `a2a.client` spans, kind CLIENT, named by the A2A method (`SendMessage`,
@@ -120,6 +123,8 @@ struct OpenSpan {
     trace: TraceId,
     span: SpanId,
     parent: SpanId,
+    /// The parent is the planner's span, in another process.
+    parent_is_remote: bool,
     context_id: Arc<str>,
     start: SystemTime,
     state: TaskState,
@@ -233,20 +238,28 @@ impl Spans {
         }
     }
 
-    /// A new task's span: its ids, its parent (a referenced task seen) and its start.
+    /// A new task's span: its ids, its parent (the planner's span, or a referenced task seen)
+    /// and its start.
     fn opened(&self, store: &Store, task: &TaskEntry, first_known: Timestamp) -> OpenSpan {
         let labels = self.agents.get(task.key.agent).cloned().unwrap_or_default();
-        let referenced = task
-            .history
-            .iter()
-            .flat_map(|m| &m.reference_task_ids)
-            .find_map(|id| self.span_of(store, task.key.agent, id));
-        let (trace, parent) =
-            referenced.unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
+        let planner = (task.planner_trace.as_deref()).map(|planner| {
+            (
+                TraceId::from_bytes(planner.trace_id),
+                SpanId::from_bytes(planner.parent_id),
+            )
+        });
+        let referenced = || {
+            (task.history.iter())
+                .flat_map(|m| &m.reference_task_ids)
+                .find_map(|id| self.span_of(store, task.key.agent, id))
+        };
+        let (trace, parent) = (planner.or_else(referenced))
+            .unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
         OpenSpan {
             trace,
             span: ids::task_span(&labels.origin, &task.key.id),
             parent,
+            parent_is_remote: planner.is_some(),
             context_id: task.context.clone(),
             start: system_time(first_known),
             state: TaskState::Unspecified,
@@ -386,7 +399,7 @@ fn span_data(
     SpanData {
         span_context: SpanContext::new(open.trace, open.span, TraceFlags::SAMPLED, false, TraceState::default()),
         parent_span_id: open.parent,
-        parent_span_is_remote: false,
+        parent_span_is_remote: open.parent_is_remote,
         span_kind: SpanKind::Client,
         name: format!("a2a.task {}", labels.shown).into(),
         start_time: open.start,

@@ -7,7 +7,7 @@ use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value as Json, json};
 
 use super::*;
-use crate::event::{ActionId, ActionOutcome, Call, Event as StoreEvent, Method};
+use crate::event::{ActionId, ActionOutcome, Call, Event as StoreEvent, Method, TraceParent};
 
 fn ts(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).unwrap()
@@ -365,4 +365,54 @@ fn an_action_refused_before_sending_is_no_span() {
         call: None,
     });
     assert!(sent(&queue).is_empty());
+}
+
+fn tapped(id: &str, trace: Option<TraceParent>, at: i64) -> StoreEvent {
+    StoreEvent::Tapped {
+        agent: 0,
+        task: id.into(),
+        seen: ts(at),
+        trace,
+    }
+}
+
+#[test]
+fn a_task_a_planner_created_with_a_traceparent_joins_its_trace_under_its_span() {
+    let (mut store, _traces, queue) = watched(false);
+    let planner = TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01").unwrap();
+    store.apply(tapped("t1", Some(planner), 0));
+    store.apply(status("t1", "TASK_STATE_WORKING", "", 0));
+    // A later send naming the task, in another trace, moves nothing.
+    let other = TraceParent::parse("00-11111111111111111111111111111111-2222222222222222-01").unwrap();
+    store.apply(tapped("t1", Some(other), 1));
+    acted(
+        &mut store,
+        1,
+        call(Method::CancelTask, Some("t1"), 2, 3, None),
+        done("t1"),
+    );
+    store.apply(status("t1", "TASK_STATE_CANCELED", "", 3));
+    let spans = sent(&queue);
+    let task = spans_named(&spans, "a2a.task runner")[0];
+    assert_eq!(task.span_context.trace_id(), TraceId::from_bytes(planner.trace_id));
+    assert_eq!(task.parent_span_id, SpanId::from_bytes(planner.parent_id));
+    assert!(task.parent_span_is_remote);
+    let cancel = spans_named(&spans, "CancelTask")[0];
+    assert_eq!(cancel.span_context.trace_id(), TraceId::from_bytes(planner.trace_id));
+    assert_eq!(cancel.parent_span_id, task.span_context.span_id());
+    assert!(!cancel.parent_span_is_remote);
+}
+
+#[test]
+fn a_task_tapped_without_a_traceparent_stays_in_its_context_trace() {
+    let (mut store, _traces, queue) = watched(false);
+    store.apply(tapped("t1", None, 0));
+    store.apply(status("t1", "TASK_STATE_COMPLETED", "", 0));
+    let span = sent(&queue).remove(0);
+    assert_eq!(
+        span.span_context.trace_id(),
+        ids::context_trace("http://127.0.0.1:9001", "ctx")
+    );
+    assert_eq!(span.parent_span_id, SpanId::INVALID);
+    assert!(!span.parent_span_is_remote);
 }

@@ -373,8 +373,9 @@ impl AgentWatcher {
                     Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
                         let message = format!("{} is not connected yet; try again once it is", self.spec.label());
                         let outcome = ActionOutcome::Failed { message };
-                        let call = None;
-                        if !self.send(Event::Action { agent: self.id, action, outcome, call }).await {
+                        // Nothing was sent: no call to trace.
+                        let refused = Event::Action { agent: self.id, action, outcome, call: None };
+                        if !self.send(refused).await {
                             return false;
                         }
                     }
