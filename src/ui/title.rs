@@ -1,5 +1,5 @@
-//! The title line: the app's name, the totals and the keys for help and quit (a replay's clock
-//! instead, in a replay).
+//! The title line: the app's name, the totals, each group's counts when agents are grouped, and
+//! the keys for help and quit (a replay's clock instead, in a replay).
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,6 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::agents::{group_counts, group_spans};
 use super::format::{plural, width};
 use super::view::{Labels, counts_spans, spans_width};
 use crate::app::App;
@@ -41,10 +42,18 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(counts_spans(&totals, app, labels));
         spans
     });
+    // With groups (the config's `group`), each one's counts follow the totals where they fit.
+    let mut groups = Vec::new();
+    for g in group_counts(app).iter().filter(|g| g.name.is_some()) {
+        groups.extend(group_spans(g, app));
+        groups.push(Span::raw("  "));
+    }
     let right_w = width(&right);
     let [long, medium, short] = candidates;
-    let left = [long, medium]
-        .into_iter()
+    let with_groups = (!groups.is_empty())
+        .then(|| [&long, &medium].map(|counts| counts.iter().chain(&groups).cloned().collect::<Vec<_>>()));
+    let left = (with_groups.into_iter().flatten())
+        .chain([long, medium])
         .find(|s| spans_width(s) + right_w <= room)
         .unwrap_or(short);
     let show_right = spans_width(&left) + right_w <= room;
