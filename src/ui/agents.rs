@@ -205,6 +205,8 @@ fn summary_strip(app: &App, width: usize) -> Vec<Span<'static>> {
     let mut summary = vec![Span::styled(plural(store.agents.len(), "agent"), t.dim())];
     for (n, what) in [
         (count(|h| matches!(h, Health::Unreachable { .. })), "unreachable"),
+        // A down agent is shown retrying after its first failed attempt (`watch::agent`).
+        (count(|h| matches!(h, Health::Reconnecting { .. })), "reconnecting"),
         (count(|h| matches!(h, Health::Unauthorized { .. })), "unauthorized"),
     ] {
         if n > 0 {

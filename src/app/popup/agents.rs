@@ -18,7 +18,8 @@ use crate::store::query::{Filter as Query, agent_matches};
 /// The orders `s` goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AgentSort {
-    /// Unreachable, unauthorized, waiting on a person, then the rest; by name within each.
+    /// Unreachable (or reconnecting), unauthorized, waiting on a person, then the rest; by name
+    /// within each.
     #[default]
     Attention,
     Name,
@@ -94,10 +95,12 @@ pub const HINTS: [(Action, &str); 4] = [
     (Action::Back, "close"),
 ];
 
-/// Where an agent stands in "needs attention": the lower, the sooner a person should look.
+/// Where an agent stands in "needs attention": the lower, the sooner a person should look. One
+/// reconnecting is unreachable too: after the first failed attempt, a down agent is shown
+/// retrying (`watch::agent`), however long it stays down.
 fn attention(store: &Store, agent: AgentId) -> u8 {
     match &store.agents[agent].health {
-        Health::Unreachable { .. } => 0,
+        Health::Unreachable { .. } | Health::Reconnecting { .. } => 0,
         Health::Unauthorized { .. } => 1,
         _ if store.counts(agent).interrupted > 0 => 2,
         _ => 3,
