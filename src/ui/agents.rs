@@ -242,6 +242,7 @@ pub(super) struct GroupCount<'a> {
     /// `None` for the agents in no group.
     pub name: Option<&'a str>,
     pub agents: usize,
+    /// Unreachable or reconnecting.
     pub unreachable: usize,
     pub unauthorized: usize,
     /// Tasks waiting on a person.
@@ -263,7 +264,11 @@ pub(super) fn group_counts(app: &App) -> Vec<GroupCount<'_>> {
             continue;
         };
         g.agents += 1;
-        g.unreachable += usize::from(matches!(a.health, Health::Unreachable { .. }));
+        // Retrying is not reachable either (`app::popup::agents`, "needs attention").
+        g.unreachable += usize::from(matches!(
+            a.health,
+            Health::Unreachable { .. } | Health::Reconnecting { .. }
+        ));
         g.unauthorized += usize::from(matches!(a.health, Health::Unauthorized { .. }));
         g.waiting += store.counts(i).interrupted;
     }

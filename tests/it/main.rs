@@ -9,6 +9,7 @@ mod demo_client;
 mod demo_wire;
 mod discovery;
 mod engine;
+mod fleet;
 mod golden;
 mod grpc;
 mod headless;

@@ -182,7 +182,7 @@ fn fifty_agents_strip_and_title() {
     let wide = screen_text(render(&mut app, 160, 45).backend().buffer());
     let title = wide.lines().next().unwrap();
     assert!(
-        title.contains("payments 20 ✖1 ◆1  search 18 ✖1 ◆1  ops 12 ⊘1 ◆2"),
+        title.contains("payments 20 ✖1 ◆1  search 18 ✖2 ◆1  ops 12 ⊘1 ◆2"),
         "{title}"
     );
 }
