@@ -87,14 +87,6 @@ pub const KEYS: ModeKeys = ModeKeys {
     },
 };
 
-/// The keys its title names.
-pub const HINTS: [(Action, &str); 4] = [
-    (Action::Details, "tasks"),
-    (Action::Filter, "filter"),
-    (Action::Sort, "sort"),
-    (Action::Back, "close"),
-];
-
 /// Where an agent stands in "needs attention": the lower, the sooner a person should look. One
 /// reconnecting is unreachable too: after the first failed attempt, a down agent is shown
 /// retrying (`watch::agent`), however long it stays down.
@@ -179,9 +171,10 @@ impl Behaviour for AgentsView {
         };
         let last = len.unwrap_or(0).saturating_sub(1);
         match action {
-            Action::Up => view.selected = view.selected.saturating_sub(1),
+            // The rows may have become fewer since the selection was made.
+            Action::Up => view.selected = view.selected.min(last).saturating_sub(1),
             Action::Down => view.selected = (view.selected + 1).min(last),
-            Action::PageUp => view.selected = view.selected.saturating_sub(page),
+            Action::PageUp => view.selected = view.selected.min(last).saturating_sub(page),
             Action::PageDown => view.selected = (view.selected + page).min(last),
             Action::Sort => view.sort = view.sort.next(),
             Action::Filter => {

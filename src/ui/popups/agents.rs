@@ -10,10 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::super::agents::{agent_protocol, group_counts, group_spans, name_width, trouble};
-use super::super::format::{ago, fit, line, pad, plural, width};
-use super::hints;
-use crate::app::keys::Mode;
-use crate::app::popup::agents::{AgentsView, HINTS};
+use super::super::format::{ago, fit, line, pad, plural};
+use crate::app::popup::agents::AgentsView;
 use crate::app::{App, Areas};
 use crate::event::{AgentId, Health};
 use crate::theme::health_glyph;
@@ -116,14 +114,8 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
         n if n == store.agents.len() => plural(n, "agent"),
         n => format!("{n} of {}", plural(store.agents.len(), "agent")),
     };
+    // Its keys are in the footer.
     let title = format!(" {shown} by {}{filter} ", view.sort.label());
-    // Its keys where they fit (the help lists them all).
-    let keys = format!("· {} ", hints(app.keys(), Mode::Agents, &HINTS));
-    let title = if width(&title) + width(&keys) <= usize::from(area.width.saturating_sub(2)) {
-        title + &keys
-    } else {
-        title
-    };
     let block = Block::new()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(t.title))
