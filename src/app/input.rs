@@ -7,6 +7,7 @@ use ratatui::layout::Rect;
 
 use super::effects::Effect;
 use super::keys::Action;
+use super::popup::agents::AgentsView;
 use super::popup::detail::Detail;
 use super::popup::filter::Filter;
 use super::popup::help::Help;
@@ -162,6 +163,7 @@ impl App {
                 }
             }
             Action::Inbox => self.push(Inbox { selected: 0 }),
+            Action::Agents => self.push(AgentsView::default()),
             Action::Reply => self.reply_to_selected(),
             Action::Approve => self.ask_approval(true),
             Action::Deny => self.ask_approval(false),

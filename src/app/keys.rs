@@ -48,6 +48,8 @@ pub enum Action {
     FocusNext,
     /// Every task waiting on a person, oldest first.
     Inbox,
+    /// Every agent, one row each: health, counts, streams; ⏎ narrows the table to one.
+    Agents,
     /// Answer the selected task (it must be waiting).
     Reply,
     Cancel,
@@ -128,6 +130,7 @@ impl Action {
             | Action::ToggleBranch
             | Action::FocusNext
             | Action::Inbox
+            | Action::Agents
             | Action::OpenLink
             | Action::CopyLink
             | Action::No
@@ -248,7 +251,7 @@ const REPLAY: ModeKeys = ModeKeys {
 };
 
 /// The main screen's actions, in the order help lists them.
-const MAIN_HELP: [(Action, &str); 28] = [
+const MAIN_HELP: [(Action, &str); 29] = [
     (Action::Up, "move up"),
     (Action::Down, "move down"),
     (Action::PageUp, "page up"),
@@ -257,7 +260,7 @@ const MAIN_HELP: [(Action, &str); 28] = [
     (Action::Bottom, "last row"),
     (Action::Details, "details of the task"),
     (Action::Back, "close a pane or overlay"),
-    (Action::Filter, "filter: words, state:, agent:, context:, !term"),
+    (Action::Filter, "filter: state: agent: group: context: !term"),
     (Action::Sort, "next sort order"),
     (Action::ToggleTerminal, "hide/show finished tasks"),
     (Action::Freeze, "freeze the table (new rows are counted)"),
@@ -267,6 +270,7 @@ const MAIN_HELP: [(Action, &str); 28] = [
     (Action::ToggleBranch, "tree: collapse or expand"),
     (Action::FocusNext, "move between tasks and approvals"),
     (Action::Inbox, "inbox: waiting on you"),
+    (Action::Agents, "agents view"),
     (
         Action::Reply,
         "answer the selected task; boxes wait for a pause in typing",
@@ -454,6 +458,7 @@ fn main_keys() -> Vec<(Key, Action)> {
         (c(' '), Action::ToggleBranch),
         (Key::plain(Tab), Action::FocusNext),
         (c('i'), Action::Inbox),
+        (c('A'), Action::Agents),
         (c('r'), Action::Reply),
         (c('a'), Action::Approve),
         (c('d'), Action::Deny),

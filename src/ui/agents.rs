@@ -3,13 +3,14 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{line, pad, width, wrap};
-use super::view::{Labels, border, counts_spans};
+use super::format::{line, pad, plural, width, wrap};
+use super::view::{Labels, border, counts_spans, spans_width};
 use crate::app::App;
+use crate::app::keys::Action;
 use crate::event::{Health, SignedCardAtTap};
 use crate::text::one_line;
 use crate::theme::health_glyph;
@@ -17,7 +18,7 @@ use crate::theme::health_glyph;
 /// Lines an agent's trouble may take on its row before it is cut.
 const HEALTH_LINES: usize = 3;
 
-fn agent_protocol(app: &App, i: usize) -> String {
+pub(super) fn agent_protocol(app: &App, i: usize) -> String {
     match &app.store().agents[i].info {
         Some(info) => format!("{} {}", info.version.label(), info.binding.label()),
         None => "-".into(),
@@ -25,7 +26,7 @@ fn agent_protocol(app: &App, i: usize) -> String {
 }
 
 /// What is wrong with an agent, in the agent's own words, without repeating its name.
-fn trouble(name: &str, health: &Health) -> Option<String> {
+pub(super) fn trouble(name: &str, health: &Health) -> Option<String> {
     let detail = health.detail()?;
     let detail = line(&detail, usize::MAX);
     Some(match detail.strip_prefix(name).and_then(|d| d.strip_prefix(": ")) {
@@ -136,19 +137,16 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App, compact: bool) {
 
 /// Narrow screens: one line of badges, then, for an agent that cannot be watched at all, why
 /// (the env var to set, the address that refused), since there is no agents panel to say it.
+/// When the badges do not fit, the troubled agents are named first, as many as fit whole, and
+/// the line ends with what matters of the rest: `50 agents · 2 unreachable · 1 unauthorized ·
+/// A all` (the key of the agents view).
 pub(super) fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = app.theme();
-    let mut spans = Vec::new();
-    for a in &app.store().agents {
-        spans.push(Span::styled(
-            format!(" {} ", health_glyph(&a.health)),
-            t.health(&a.health),
-        ));
-        spans.push(Span::raw(line(&a.name, 14)));
-        if !matches!(a.health, Health::Streaming) {
-            spans.push(Span::styled(format!(" {}", a.health.label()), t.health(&a.health)));
-        }
-        spans.push(Span::raw(" "));
+    let all: Vec<usize> = (0..app.store().agents.len()).collect();
+    let mut spans = badges(app, &all);
+    // The last badge's trailing space may go past the edge.
+    if spans_width(&spans).saturating_sub(1) > width {
+        spans = summary_strip(app, width);
     }
     let mut out = wrap(&Line::from(spans), width, 0, 1);
     for a in &app.store().agents {
@@ -167,4 +165,134 @@ pub(super) fn agent_badges(app: &App, width: usize) -> Vec<Line<'static>> {
         out.extend(wrap(&text, width, 2, 2));
     }
     out
+}
+
+/// One badge per agent: its health's glyph, its name, and its health's word when not streaming.
+fn badges(app: &App, agents: &[usize]) -> Vec<Span<'static>> {
+    let t = app.theme();
+    let mut spans = Vec::new();
+    for a in agents.iter().filter_map(|i| app.store().agents.get(*i)) {
+        spans.push(Span::styled(
+            format!(" {} ", health_glyph(&a.health)),
+            t.health(&a.health),
+        ));
+        spans.push(Span::raw(line(&a.name, 14)));
+        if !matches!(a.health, Health::Streaming) {
+            spans.push(Span::styled(format!(" {}", a.health.label()), t.health(&a.health)));
+        }
+        spans.push(Span::raw(" "));
+    }
+    spans
+}
+
+/// How soon a person should look at an agent's badge: those that cannot be watched, then those
+/// not streaming, then the rest.
+fn trouble_rank(health: &Health) -> u8 {
+    match health {
+        Health::Unreachable { .. } => 0,
+        Health::Unauthorized { .. } => 1,
+        Health::Reconnecting { .. } => 2,
+        Health::Connecting | Health::Polling { .. } => 3,
+        Health::Streaming => 4,
+    }
+}
+
+/// The strip when the badges do not fit: whole badges, the troubled first, then the counts.
+fn summary_strip(app: &App, width: usize) -> Vec<Span<'static>> {
+    let (t, store) = (app.theme(), app.store());
+    let count = |wanted: fn(&Health) -> bool| store.agents.iter().filter(|a| wanted(&a.health)).count();
+    let broken = Style::new().fg(t.broken);
+    let mut summary = vec![Span::styled(plural(store.agents.len(), "agent"), t.dim())];
+    for (n, what) in [
+        (count(|h| matches!(h, Health::Unreachable { .. })), "unreachable"),
+        // A down agent is shown retrying after its first failed attempt (`watch::agent`).
+        (count(|h| matches!(h, Health::Reconnecting { .. })), "reconnecting"),
+        (count(|h| matches!(h, Health::Unauthorized { .. })), "unauthorized"),
+    ] {
+        if n > 0 {
+            summary.push(Span::styled(" · ", t.dim()));
+            summary.push(Span::styled(format!("{n} {what}"), broken));
+        }
+    }
+    summary.push(Span::styled(
+        format!(" · {} all ", app.keys().hint(Action::Agents)),
+        t.dim(),
+    ));
+    let mut order: Vec<usize> = (0..store.agents.len()).collect();
+    order.sort_by_key(|i| trouble_rank(&store.agents[*i].health));
+    let room = width.saturating_sub(spans_width(&summary));
+    let mut spans = Vec::new();
+    for agent in order {
+        let badge = badges(app, &[agent]);
+        if spans_width(&spans) + spans_width(&badge) > room {
+            break;
+        }
+        spans.extend(badge);
+    }
+    let gap = room.saturating_sub(spans_width(&spans));
+    spans.push(Span::raw(" ".repeat(gap)));
+    spans.extend(summary);
+    spans
+}
+
+/// What one group of agents (the config's `group`) comes to: the title and the agents view
+/// count them so.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct GroupCount<'a> {
+    /// `None` for the agents in no group.
+    pub name: Option<&'a str>,
+    pub agents: usize,
+    /// Unreachable or reconnecting.
+    pub unreachable: usize,
+    pub unauthorized: usize,
+    /// Tasks waiting on a person.
+    pub waiting: usize,
+}
+
+/// Every group in the order the config first names it, the agents in none last
+/// (`Store::groups`); empty when no agent has a group.
+pub(super) fn group_counts(app: &App) -> Vec<GroupCount<'_>> {
+    let store = app.store();
+    let mut groups: Vec<GroupCount> = (store.groups().into_iter())
+        .map(|name| GroupCount {
+            name,
+            ..GroupCount::default()
+        })
+        .collect();
+    for (i, a) in store.agents.iter().enumerate() {
+        let Some(g) = groups.iter_mut().find(|g| g.name == a.group.as_deref()) else {
+            continue;
+        };
+        g.agents += 1;
+        // Retrying is not reachable either (`app::popup::agents`, "needs attention").
+        g.unreachable += usize::from(matches!(
+            a.health,
+            Health::Unreachable { .. } | Health::Reconnecting { .. }
+        ));
+        g.unauthorized += usize::from(matches!(a.health, Health::Unauthorized { .. }));
+        g.waiting += store.counts(i).interrupted;
+    }
+    groups
+}
+
+/// A group's counts as spans: its agents, then only what is not zero of what needs a look.
+pub(super) fn group_spans(g: &GroupCount, app: &App) -> Vec<Span<'static>> {
+    let t = app.theme();
+    let name = g.name.map_or_else(|| "no group".to_string(), |n| line(n, 24));
+    let mut spans = vec![Span::raw(format!("{name} {}", g.agents))];
+    let broken = Style::new().fg(t.broken);
+    for (n, glyph, style) in [
+        (g.unreachable, "✖", broken),
+        (g.unauthorized, "⊘", broken),
+        (
+            g.waiting,
+            "◆",
+            Style::new().fg(t.interrupted).add_modifier(Modifier::BOLD),
+        ),
+    ] {
+        if n > 0 {
+            spans.push(Span::styled(format!(" {glyph}{n}"), style));
+        }
+    }
+    spans
 }

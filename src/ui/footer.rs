@@ -1,6 +1,7 @@
 //! The footer: the filter being typed, else a question held while the person types, else the
-//! last action's outcome for a few seconds, else the keys that fit (the detail pane's while it is open); always the waiting count and whether
-//! the table is live or frozen, and the spans the traces export dropped, if any.
+//! last action's outcome for a few seconds, else the keys that fit (the detail pane's or the
+//! agents view's while it is open); always the waiting count and whether the table is live or
+//! frozen, and the spans the traces export dropped, if any.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,7 +12,8 @@ use ratatui::widgets::Paragraph;
 use super::format::{line, plural, width};
 use super::view::spans_width;
 use crate::app::App;
-use crate::app::keys::Action;
+use crate::app::keys::{Action, Mode};
+use crate::app::popup::agents::AgentsView;
 use crate::app::popup::detail::Detail;
 use crate::app::popup::filter::Filter;
 
@@ -63,6 +65,8 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     }
     let hints = if app.top_popup::<Detail>().is_some() {
         detail_hints(app)
+    } else if app.top_popup::<AgentsView>().is_some() {
+        agents_hints(app)
     } else {
         main_hints(app, waiting)
     };
@@ -109,6 +113,19 @@ fn main_hints(app: &App, waiting: usize) -> Vec<String> {
         format!("{} finished", k(Action::ToggleTerminal)),
     ]);
     hints
+}
+
+/// The agents view's keys, from its own map.
+fn agents_hints(app: &App) -> Vec<String> {
+    let k = |a: Action| app.keys().hint_in(Mode::Agents, a);
+    vec![
+        format!("{}{} move", k(Action::Up), k(Action::Down)),
+        format!("{} tasks", k(Action::Details)),
+        format!("{} filter", k(Action::Filter)),
+        format!("{} sort", k(Action::Sort)),
+        format!("{} close", k(Action::Back)),
+        format!("{} {} page", k(Action::PageUp), k(Action::PageDown)),
+    ]
 }
 
 /// The detail pane's keys (the main map's moves scroll it; any other key closes it).

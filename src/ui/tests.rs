@@ -59,24 +59,30 @@ pub(super) fn store() -> Store {
         (REVIEWER, Binding::Rest),
         (DEPLOYER, Binding::JsonRpc),
     ] {
-        s.apply(Event::Info {
-            agent,
-            info: AgentInfo {
-                name: s.agent_name(agent).to_string(),
-                version: ProtocolVersion::V1_0,
-                binding,
-                streaming: true,
-                lists_tasks: true,
-                push_off: None,
-                card_signature: None,
-            },
-        });
+        let name = s.agent_name(agent).to_string();
+        s.apply(card_read(agent, name, ProtocolVersion::V1_0, binding));
         s.apply(Event::Health {
             agent,
             health: Health::Streaming,
         });
     }
     s
+}
+
+/// The card of an agent that streams and lists its tasks, as read.
+pub(super) fn card_read(agent: usize, name: String, version: ProtocolVersion, binding: Binding) -> Event {
+    Event::Info {
+        agent,
+        info: AgentInfo {
+            name,
+            version,
+            binding,
+            streaming: true,
+            lists_tasks: true,
+            push_off: None,
+            card_signature: None,
+        },
+    }
 }
 
 pub(super) fn status(state: &str, text: &str, at: i64) -> Value {
@@ -410,6 +416,8 @@ mod tree;
 /// Task ids told apart, the detail pane's keys and pages, the compact approvals strip.
 mod audience;
 
+/// Fifty agents: the strip's summary, groups, the agents view.
+mod fleet;
 /// What a quiet stream shows, and what a task waiting on a person does not.
 mod quiet;
 /// Secrets on the agents panel: why push is off, URLs without their query.

@@ -1,5 +1,6 @@
-//! The title line: the app's name, the totals and the keys for help and quit (a replay's clock
-//! instead, in a replay), and a warning while the traces export fails.
+//! The title line: the app's name, the totals, each group's counts when agents are grouped, and
+//! the keys for help and quit (a replay's clock instead, in a replay), and a warning while the
+//! traces export fails.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,6 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::agents::{group_counts, group_spans};
 use super::format::plural;
 use super::view::{Labels, counts_spans, spans_width};
 use crate::app::App;
@@ -45,6 +47,18 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         spans.extend(counts_spans(&totals, app, labels));
         spans
     });
+    // With groups (the config's `group`), each one's counts follow the totals where they fit.
+    let mut groups = Vec::new();
+    for g in group_counts(app).iter().filter(|g| g.name.is_some()) {
+        groups.extend(group_spans(g, app));
+        groups.push(Span::raw("  "));
+    }
+    let [long, medium, short] = candidates;
+    let with_groups = (!groups.is_empty())
+        .then(|| [&long, &medium].map(|counts| counts.iter().chain(&groups).cloned().collect::<Vec<_>>()));
+    let lefts: Vec<Vec<Span>> = (with_groups.into_iter().flatten())
+        .chain([long, medium, short.clone()])
+        .collect();
     // The export's warning matters more than the keys, the keys more than long totals.
     let keys = Span::styled(right, t.dim());
     let rights = match app.export() {
@@ -60,10 +74,9 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     };
     let chosen = rights.into_iter().find_map(|right| {
         let right_w = spans_width(&right);
-        let left = candidates.iter().find(|left| spans_width(left) + right_w <= room)?;
+        let left = lefts.iter().find(|left| spans_width(left) + right_w <= room)?;
         Some((left.clone(), right))
     });
-    let [_, _, short] = candidates;
     let (left, right) = chosen.unwrap_or((short, Vec::new()));
     frame.render_widget(Paragraph::new(Line::from(left)), area);
     if !right.is_empty() {

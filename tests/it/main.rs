@@ -10,6 +10,7 @@ mod demo_client;
 mod demo_wire;
 mod discovery;
 mod engine;
+mod fleet;
 mod golden;
 mod grpc;
 mod headless;

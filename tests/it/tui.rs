@@ -271,12 +271,17 @@ fn env_for(scratch: &Scratch) -> Vec<(&'static str, String)> {
         .collect()
 }
 
-/// Starts `args` in a `width`x`height` terminal.
+/// Starts `args` in a 120x32 terminal.
 pub(crate) fn start(args: &str, scratch: &Scratch, extra: &[(&str, &str)]) -> Tmux {
+    start_sized(args, scratch, extra, 120, 32)
+}
+
+/// Starts `args` in a `width`x`height` terminal.
+pub(crate) fn start_sized(args: &str, scratch: &Scratch, extra: &[(&str, &str)], width: u16, height: u16) -> Tmux {
     let env = env_for(scratch);
     let mut all: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     all.extend(extra);
-    Tmux::start(&script(args, scratch), 120, 32, &all)
+    Tmux::start(&script(args, scratch), width, height, &all)
 }
 
 /// `q` quits, and the terminal is as it was: canonical mode with echo, the main screen, the

@@ -1,5 +1,5 @@
 //! The filter being typed (shown in the footer by `ui::popups::filter`): every key changes the
-//! table at once; Enter keeps the filter, Esc drops it.
+//! table (or the agents view, when it is open) at once; Enter keeps the filter, Esc drops it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -51,12 +51,12 @@ impl Behaviour for Filter {
             }
             Action::Back => {
                 app.pop();
-                app.spec.filter = Query::default();
+                app.set_filter(Query::default());
             }
             Action::DeleteBack => {
                 input.pop();
-                app.spec.filter = Query::parse(input);
-                app.refresh();
+                let filter = Query::parse(input);
+                app.set_filter(filter);
             }
             _ => {}
         }
@@ -70,8 +70,8 @@ impl Behaviour for Filter {
             && !key.modifiers.contains(KeyModifiers::CONTROL)
         {
             input.push(c);
-            app.spec.filter = Query::parse(input);
-            app.refresh();
+            let filter = Query::parse(input);
+            app.set_filter(filter);
         }
         true
     }
@@ -81,8 +81,8 @@ impl Behaviour for Filter {
             return false;
         };
         input.extend(text.chars().filter(|c| !c.is_control()));
-        app.spec.filter = Query::parse(input);
-        app.refresh();
+        let filter = Query::parse(input);
+        app.set_filter(filter);
         true
     }
 }

@@ -17,6 +17,7 @@
 //!    out, not made by the macro, because rustfmt does not read modules declared in macros);
 //! 4. open it with `app.push(State { .. })` from the action that shows it.
 
+pub mod agents;
 pub mod answer;
 pub mod confirm;
 pub mod detail;
@@ -42,6 +43,7 @@ macro_rules! with_popups {
             detail: Detail(detail::Detail),
             filter: Filter(filter::Filter) keys Filter,
             inbox: Inbox(inbox::Inbox) keys Inbox,
+            agents: Agents(agents::AgentsView) keys Agents,
             confirm: Confirm(confirm::Confirm) keys Confirm,
             answer: Answer(answer::AnswerBox) keys Answer,
             new_task: NewTask(new_task::NewTask) keys NewTask,

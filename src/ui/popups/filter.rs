@@ -22,7 +22,7 @@ pub(in crate::ui) fn draw_footer(frame: &mut Frame, area: Rect, app: &App, filte
     let t = app.theme();
     let room = usize::from(area.width);
     let keys = hints(app.keys(), Mode::Filter, &HINTS);
-    let help = format!("   {keys} · state: agent: context: !term");
+    let help = format!("   {keys} · state: agent: group: context: !term");
     let typed = line(&filter.input, room.saturating_sub(4));
     let mut spans = vec![
         Span::styled(" / ", Style::new().fg(t.title).add_modifier(Modifier::BOLD)),

@@ -71,7 +71,7 @@ fn notes(app: &App, page: usize, inner_w: usize) -> Vec<Line<'static>> {
         ]
     } else {
         [
-            "Per popup: [keys.confirm] \"o\" = \"yes\" (modes: filter, inbox, confirm, answer, new_task, pick, help); ctrl-c quits from every popup.".to_string(),
+            "Per popup: [keys.confirm] \"o\" = \"yes\" (modes: filter, inbox, agents, confirm, answer, new_task, pick, help); ctrl-c quits from every popup.".to_string(),
             format!("{next}: the main screen's keys · any other key closes this help."),
         ]
     };

@@ -4,6 +4,7 @@
 //! registers both halves (the `mod` lines are written out so that rustfmt, which does not read
 //! modules declared in macros, formats the files); the pieces more than one popup uses (centring, hint lines) are here.
 
+mod agents;
 mod answer;
 mod confirm;
 pub(super) mod detail;

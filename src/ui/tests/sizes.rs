@@ -66,6 +66,16 @@ fn every_mode() -> Vec<(&'static str, App)> {
         },
         |a| a.top_popup::<Help>().is_some(),
     );
+    mode(
+        "agents",
+        &|a, _| {
+            press(a, KeyCode::Char('A'));
+            press(a, KeyCode::Char('/'));
+            type_text(a, &"日本".repeat(40));
+            press(a, KeyCode::Enter);
+        },
+        |a| a.top_popup::<crate::app::popup::agents::AgentsView>().is_some(),
+    );
     mode("detail", &|a, _| open_detail(a, key(REVIEWER, "wide-q")), |a| {
         a.top_popup::<Detail>().is_some()
     });

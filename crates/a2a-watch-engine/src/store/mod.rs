@@ -89,6 +89,9 @@ impl Store {
                     push_busy: 0,
                     tap_signed_card: None,
                     missed_events: 0,
+                    reconnects: 0,
+                    streams: 0,
+                    last_event: None,
                 })
                 .collect(),
             ..Store::default()
@@ -130,6 +133,24 @@ impl Store {
 
     pub fn is_empty(&self) -> bool {
         self.tasks.iter().all(HashMap::is_empty)
+    }
+
+    /// The agents' groups (the config's `group`) in the order they are first named, and `None`
+    /// last for the agents in none; empty when no agent has a group.
+    pub fn groups(&self) -> Vec<Option<&str>> {
+        let mut groups: Vec<Option<&str>> = Vec::new();
+        if self.agents.iter().all(|a| a.group.is_none()) {
+            return groups;
+        }
+        for group in self.agents.iter().map(|a| a.group.as_deref()) {
+            if group.is_some() && !groups.contains(&group) {
+                groups.push(group);
+            }
+        }
+        if self.agents.iter().any(|a| a.group.is_none()) {
+            groups.push(None);
+        }
+        groups
     }
 
     pub fn agent_name(&self, agent: AgentId) -> &str {

@@ -15,7 +15,7 @@ use crate::a2a::{
     Artifact, Message, Metadata, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
-use crate::event::{AgentId, AgentInfo, Event, LocalServer, TraceParent, WatchMode};
+use crate::event::{AgentId, AgentInfo, Event, Health, LocalServer, TraceParent, WatchMode};
 
 /// Keeps the first `limits.artifacts` artifacts and `limits.parts` parts of each; says how
 /// many of each it dropped.
@@ -76,14 +76,23 @@ impl Store {
     fn apply_event(&mut self, event: Event) -> Change {
         match event {
             Event::Info { agent, info } => self.set_info(agent, info),
-            Event::Health { agent, health } => self.set_on_agent(agent, |a| &mut a.health, health),
+            Event::Health { agent, health } => {
+                let reconnect = matches!(health, Health::Reconnecting { .. });
+                let change = self.set_on_agent(agent, |a| &mut a.health, health);
+                if reconnect && change != Change::Nothing {
+                    self.agents[agent].reconnects += 1;
+                }
+                change
+            }
             Event::Snapshot { agent, task, seen } => {
+                self.saw_event(agent, seen);
                 let before = self.indexed(agent, &task.id);
                 let change = self.apply_snapshot(agent, task, seen);
                 self.reindex_moved(&change, before);
                 change
             }
             Event::Update { agent, event, seen } => {
+                self.saw_event(agent, seen);
                 let before = event.task_id().and_then(|id| self.indexed(agent, id));
                 let change = self.apply_update(agent, event, seen);
                 self.reindex_moved(&change, before);
@@ -176,10 +185,22 @@ impl Store {
         Change::Task(t.key.clone())
     }
 
-    /// How a task we hold is watched now.
+    /// When an agent last sent a task snapshot or update: the latest seen, whatever order they
+    /// are applied in.
+    fn saw_event(&mut self, agent: AgentId, seen: Timestamp) {
+        if let Some(a) = self.agents.get_mut(agent) {
+            a.last_event = a.last_event.max(Some(seen));
+        }
+    }
+
+    /// How a task we hold is watched now, and how many streams its agent has open.
     fn set_watching(&mut self, agent: AgentId, task: &str, mode: WatchMode) -> Change {
         match self.tasks.get_mut(agent).and_then(|m| m.get_mut(task)) {
             Some(t) if t.watch != Some(mode) => {
+                if let Some(a) = self.agents.get_mut(agent) {
+                    let streaming = |m: Option<WatchMode>| usize::from(m == Some(WatchMode::Streaming));
+                    a.streams = (a.streams + streaming(Some(mode))).saturating_sub(streaming(t.watch));
+                }
                 t.watch = Some(mode);
                 t.quiet_since = None;
                 // A stream that opens again supersedes the error that closed the last one.

@@ -4,7 +4,7 @@ use serde_json::json;
 use super::query::{Filter, OrderedView, SortBy, ViewSpec};
 use super::*;
 use crate::a2a::{Binding, ProtocolVersion, StateClass, Task, TaskState, TaskStatus};
-use crate::event::{AgentInfo, Event, WatchMode};
+use crate::event::{AgentInfo, Event, Health, WatchMode};
 
 fn ts(secs: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + secs).unwrap()
@@ -417,6 +417,62 @@ fn agent_and_group_terms_take_a_whole_name_alone_and_a_part_of_one_anywhere() {
         "terms of tasks do not narrow agents"
     );
     assert_eq!(agents("connecting"), [0, 1, 2, 3], "a word is also a health");
+}
+
+#[test]
+fn an_agent_row_counts_its_streams_reconnects_and_its_last_event() {
+    let mut s = store();
+    let watching = |task: &str, mode| Event::Watching {
+        agent: 0,
+        task: task.into(),
+        mode,
+    };
+    s.apply(snapshot(0, "a", "TASK_STATE_WORKING", "", 5));
+    s.apply(snapshot(0, "b", "TASK_STATE_WORKING", "", 3));
+    assert_eq!(
+        s.agents[0].last_event,
+        Some(ts(5)),
+        "the latest seen, not the last applied"
+    );
+    s.apply(status_update(0, "a", "TASK_STATE_WORKING", "", 9));
+    assert_eq!((s.agents[0].last_event, s.agents[1].last_event), (Some(ts(9)), None));
+    for (task, mode) in [
+        ("a", WatchMode::Streaming),
+        ("b", WatchMode::Streaming),
+        ("b", WatchMode::Streaming),
+        ("a", WatchMode::Polling),
+    ] {
+        s.apply(watching(task, mode));
+    }
+    assert_eq!(s.agents[0].streams, 1, "b streams; a went back to polling");
+    s.apply(watching("b", WatchMode::Done));
+    s.apply(watching("unknown-task", WatchMode::Streaming));
+    assert_eq!(s.agents[0].streams, 0);
+    let reconnecting = |attempt| Event::Health {
+        agent: 1,
+        health: Health::Reconnecting {
+            attempt,
+            reason: "refused".into(),
+        },
+    };
+    for event in [reconnecting(1), reconnecting(1), reconnecting(2)] {
+        s.apply(event);
+    }
+    s.apply(Event::Health {
+        agent: 1,
+        health: Health::Streaming,
+    });
+    assert_eq!((s.agents[0].reconnects, s.agents[1].reconnects), (0, 2));
+}
+
+#[test]
+fn groups_come_in_the_order_first_named_and_the_ungrouped_last() {
+    let mut s = Store::new(["a", "b", "c", "d"].map(|n| (Some(n.to_string()), format!("http://{n}"))));
+    assert!(s.groups().is_empty(), "no group, no headers");
+    s.agents[1].group = Some("search".into());
+    s.agents[2].group = Some("payments".into());
+    s.agents[3].group = Some("search".into());
+    assert_eq!(s.groups(), [Some("search"), Some("payments"), None]);
 }
 
 #[test]

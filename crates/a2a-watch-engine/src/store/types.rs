@@ -173,6 +173,13 @@ pub struct AgentEntry {
     pub tap_signed_card: Option<SignedCardAtTap>,
     /// Gaps seen in the `generation` of a subscription's events (A2A 1.1, draft).
     pub missed_events: u64,
+    /// Times its health became `Reconnecting` (each attempt counts, as in the metric
+    /// `a2a_watch_stream_reconnects_total`).
+    pub reconnects: u64,
+    /// Its tasks followed by a stream now (`WatchMode::Streaming`).
+    pub streams: usize,
+    /// When the last task snapshot or update from it was seen.
+    pub last_event: Option<Timestamp>,
 }
 
 impl AgentEntry {

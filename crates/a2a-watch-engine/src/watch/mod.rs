@@ -52,7 +52,7 @@ pub struct AgentSpec {
     pub tap: Option<std::net::SocketAddr>,
     /// The tap rewrites a signed card without its signatures rather than pass it on unchanged.
     pub tap_strip_signatures: bool,
-    /// The config's `group` (README, "Groups"): how the screen and `status --group` gather agents.
+    /// The config's `group` (README, "The dashboard"): how the screen and `status --group` gather agents.
     pub group: Option<String>,
 }
 
