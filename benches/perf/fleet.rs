@@ -212,10 +212,10 @@ fn open_streams(fleet: &LoadServer) -> u64 {
 }
 
 /// Waits (polling twice a second: 50 agents answer each poll) until `done` holds of the open
-/// streams; false on timeout.
-fn wait_open(fleet: &LoadServer, timeout: Duration, done: impl Fn(u64) -> bool) -> bool {
+/// streams; false on timeout, or at once when `alive` says the reader is gone.
+fn wait_open(fleet: &LoadServer, timeout: Duration, alive: impl Fn() -> bool, done: impl Fn(u64) -> bool) -> bool {
     let until = Instant::now() + timeout;
-    while Instant::now() < until {
+    while Instant::now() < until && alive() {
         if done(open_streams(fleet)) {
             return true;
         }
@@ -271,7 +271,13 @@ fn sample(
     ));
     let started = Instant::now();
     let running = start(reader, fleet, tasks, max_streams)?;
-    let opened = wait_open(fleet, Duration::from_secs(180), |open| open >= want_open);
+    // An exited reader is a zombie until it is waited for: it has no RSS left.
+    let opened = wait_open(
+        fleet,
+        Duration::from_secs(180),
+        || rss_kib(running.pid()) > 0,
+        |open| open >= want_open,
+    );
     let to_open = started.elapsed().as_secs_f64();
     let measured = opened.then(|| {
         std::thread::sleep(SETTLE);
@@ -306,7 +312,7 @@ fn sample(
         ));
     }
     drop(running);
-    if !wait_open(fleet, Duration::from_secs(30), |open| open == 0) {
+    if !wait_open(fleet, Duration::from_secs(30), || true, |open| open == 0) {
         say("fleet: streams still open 30 s after the reader ended");
     }
     // A reader that died in the window has no RSS left to read.

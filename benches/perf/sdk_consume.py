@@ -17,21 +17,32 @@ from a2a.client import ClientConfig, create_client
 from a2a.types.a2a_pb2 import SubscribeToTaskRequest
 
 
-async def consume(client, task_id, counts):
+async def consume(client, task_id, counts, retry):
     n = 0
-    async for _event in client.subscribe(SubscribeToTaskRequest(id=task_id)):
-        n += 1
+    while True:
+        try:
+            async for _event in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+                n += 1
+            break
+        except Exception:
+            # A fleet's thousands of subscriptions at once may see a connection reset; its
+            # harness measures only once every stream is open, so the stream is opened again.
+            if not retry:
+                raise
+            await asyncio.sleep(0.5)
     counts.append(n)
 
 
-async def main(tasks_by_url):
+async def main(tasks_by_url, retry):
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with httpx.AsyncClient(timeout=None, limits=limits) as http:
         config = ClientConfig(httpx_client=http, streaming=True)
         clients = {url: await create_client(url, client_config=config) for url in tasks_by_url}
         counts = []
         start = time.perf_counter()
-        await asyncio.gather(*(consume(clients[url], t, counts) for url, ids in tasks_by_url.items() for t in ids))
+        await asyncio.gather(
+            *(consume(clients[url], t, counts, retry) for url, ids in tasks_by_url.items() for t in ids)
+        )
         seconds = time.perf_counter() - start
     events = sum(counts)
     print(json.dumps({"events": events, "streams": len(counts), "seconds": seconds, "events_per_s": events / seconds}))
@@ -39,7 +50,8 @@ async def main(tasks_by_url):
 
 if __name__ == "__main__":
     tasks_by_url = {}
-    if sys.argv[1:] == ["--fleet"]:
+    fleet = sys.argv[1:] == ["--fleet"]
+    if fleet:
         for line in sys.stdin:
             if line.strip():
                 url, task = line.split()
@@ -49,4 +61,4 @@ if __name__ == "__main__":
         if ids == ["-"]:
             ids = [line.strip() for line in sys.stdin if line.strip()]
         tasks_by_url[url] = ids
-    asyncio.run(main(tasks_by_url))
+    asyncio.run(main(tasks_by_url, retry=fleet))
