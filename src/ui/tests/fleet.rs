@@ -335,3 +335,24 @@ fn the_view_and_its_keys_are_remappable_and_in_help() {
     assert!(main.contains(&crate::app::keys::Action::Agents));
     assert_eq!(Mode::Agents.name(), "agents");
 }
+
+#[test]
+fn the_selected_row_stays_on_screen_with_its_group_header() {
+    let mut app = fleet_app();
+    press(&mut app, KeyCode::Char('A'));
+    for _ in 0..4 {
+        press(&mut app, KeyCode::PageDown);
+    }
+    assert_eq!(view(&app).selected, 49, "paged to the last row, no further");
+    let terminal = render(&mut app, 80, 24);
+    let buffer = terminal.backend().buffer();
+    let text = screen_text(buffer);
+    let last = row_of(buffer, "▶ ops-12");
+    assert_eq!(last, 21, "the last row of the view, just above its border:\n{text}");
+    assert!(row_of(buffer, "▸ ops 12") < last, "{text}");
+    // The scroll follows the selection (nothing else is kept): one up, one row back.
+    press(&mut app, KeyCode::Up);
+    let terminal = render(&mut app, 80, 24);
+    assert_eq!(row_of(terminal.backend().buffer(), "▶ ops-11"), 21);
+    assert_eq!(row_of(terminal.backend().buffer(), "search-18"), 9);
+}
