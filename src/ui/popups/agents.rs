@@ -105,7 +105,7 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
     }
     let (t, store) = (app.theme(), app.store());
     let rows = view.rows(store);
-    let selected = view.selected.min(rows.len().saturating_sub(1));
+    let selected = view.selected_row(&rows);
     let filter = match view.filter.text() {
         "" => String::new(),
         text => format!(" · /{}", line(text, 40)),

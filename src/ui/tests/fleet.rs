@@ -298,7 +298,7 @@ fn enter_on_an_agent_goes_back_to_the_table_of_its_tasks_and_esc_closes_the_view
     type_text(&mut app, "ops");
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Down);
-    assert_eq!(row_names(&app)[view(&app).selected], "ops-05");
+    assert_eq!(view(&app).selected.map(|a| app.store().agent_name(a)), Some("ops-05"));
     press(&mut app, KeyCode::Enter);
     assert!(app.popups().is_empty());
     assert_eq!(app.spec().filter.text(), "agent:ops-05");
@@ -343,7 +343,8 @@ fn the_selected_row_stays_on_screen_with_its_group_header() {
     for _ in 0..4 {
         press(&mut app, KeyCode::PageDown);
     }
-    assert_eq!(view(&app).selected, 49, "paged to the last row, no further");
+    let last_row = view(&app).rows(app.store()).last().copied();
+    assert_eq!(view(&app).selected, last_row, "paged to the last row, no further");
     let terminal = render(&mut app, 80, 24);
     let buffer = terminal.backend().buffer();
     let text = screen_text(buffer);
@@ -355,4 +356,29 @@ fn the_selected_row_stays_on_screen_with_its_group_header() {
     let terminal = render(&mut app, 80, 24);
     assert_eq!(row_of(terminal.backend().buffer(), "▶ ops-11"), 21);
     assert_eq!(row_of(terminal.backend().buffer(), "search-18"), 9);
+}
+
+#[test]
+fn the_selection_follows_the_agent_when_the_rows_move() {
+    let mut app = fleet_app();
+    press(&mut app, KeyCode::Char('A'));
+    for _ in 0..2 {
+        press(&mut app, KeyCode::Down);
+    }
+    let chosen = view(&app).selected.expect("an agent is selected");
+    assert_eq!(app.store().agent_name(chosen), "payments-01");
+    // Another agent of its group goes down and moves above it; then another order.
+    let down = agent_id(app.store(), "payments-09");
+    app.store_mut().apply(Event::Health {
+        agent: down,
+        health: Health::Unreachable {
+            reason: "connection refused".into(),
+        },
+    });
+    let rows = view(&app).rows(app.store());
+    assert_eq!(view(&app).selected_row(&rows), 3, "one row lower, still payments-01");
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(view(&app).selected, Some(chosen));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.spec().filter.text(), "agent:payments-01");
 }
