@@ -175,7 +175,7 @@ fn fifty_agents_strip_and_title() {
         let named = if w < 100 {
             "            "
         } else {
-            " ✖ payments-07 unreachable  ✖ search-12 unreachable  ⊘ ops-03 unauthorized   "
+            " ✖ payments-07 unreachable  ◌ search-04 reconnecting  ✖ search-12 unreachable   "
         };
         assert!(strip.starts_with(named), "{strip}");
     }
