@@ -10,6 +10,12 @@
 #                                       # from outside (discovery at 10k-100k tasks, end to end against
 #                                       # curl and the Python SDK, memory of quiet tasks)
 #   BENCH_ONLY=tap scripts/bench.sh    # issue 12: a planner's calls through `--tap` against direct
+#   BENCH_ONLY=fleet scripts/bench.sh  # issue 23: 50 agents × 40 tasks, an update per stream every 5 s, read
+#                                       # by a bare reader, --headless, --json, the dashboard and the Python SDK
+#   BENCH_ONLY="fleet --seconds 20 --agents 10" scripts/bench.sh   # a shorter, smaller fleet
+#                                       # (also --tasks-per-agent N, --large-tasks-per-agent N, 0 = no 10k row)
+#   BENCH_ONLY=monitoring scripts/bench.sh   # issue 22: --json end to end and idle with metrics scraped
+#                                       # every second and --otlp to a loopback receiver, against without
 #   BENCH_BINARY=/tmp/old/a2a-watch scripts/bench.sh   # measure another build of the binary (before/after)
 #   BENCH_PROFILE=0 scripts/bench.sh    # no callgrind section
 #   BENCH_REPORT=/tmp/b.md scripts/bench.sh       # write the report elsewhere

@@ -16,14 +16,14 @@ use crate::util::{
 const STREAMS: usize = 50;
 
 /// One client's run: status updates it took in, its wall time and its CPU.
-struct Run {
-    updates: u64,
-    wall: f64,
-    cpu: f64,
+pub struct Run {
+    pub updates: u64,
+    pub wall: f64,
+    pub cpu: f64,
 }
 
 impl Run {
-    fn rate(&self) -> f64 {
+    pub fn rate(&self) -> f64 {
         self.updates as f64 / self.wall
     }
 }
@@ -42,15 +42,16 @@ fn output_file(name: &str) -> Option<(PathBuf, std::fs::File)> {
     Some((path, file))
 }
 
-/// `a2a-watch --agent URL --json --until all-terminal`, its NDJSON written to a file (so the
-/// harness takes no CPU from it while it runs); the status lines counted afterwards.
-fn binary(events: usize, timeout: Duration) -> Option<Run> {
+/// `a2a-watch --agent URL --json --until all-terminal` with `extra` arguments, its NDJSON written
+/// to a file (so the harness takes no CPU from it while it runs); the status lines counted afterwards.
+pub fn binary(events: usize, timeout: Duration, extra: &[String]) -> Option<Run> {
     let s = server(events);
     let (path, file) = output_file("e2e.ndjson")?;
     let mut cmd = watch_command();
     cmd.arg("--agent")
         .arg(s.url())
         .args(["--json", "--until", "all-terminal"])
+        .args(extra)
         .stdout(file)
         .stderr(Stdio::null());
     let start = Instant::now();
@@ -133,7 +134,7 @@ fn measure(events: usize, trials: usize, timeout: Duration) -> Runs {
     let mut failed = Vec::new();
     for t in 0..trials {
         say(format!("e2e: trial {}/{trials}: a2a-watch --json", t + 1));
-        match binary(events, timeout) {
+        match binary(events, timeout, &[]) {
             Some(r) => ours.push(r),
             None => failed.push("a2a-watch"),
         }

@@ -13,7 +13,7 @@ const SOCKET: &str = "a2a-watch-bench";
 /// The dashboard's `quiet_after` here (default 30 s).
 const QUIET_AFTER: Duration = Duration::from_secs(5);
 
-fn tmux(args: &[&str]) -> Option<String> {
+pub fn tmux(args: &[&str]) -> Option<String> {
     let out = Command::new("tmux").arg("-L").arg(SOCKET).args(args).output().ok()?;
     out.status
         .success()
@@ -21,12 +21,29 @@ fn tmux(args: &[&str]) -> Option<String> {
 }
 
 /// Kills our own tmux server (its own socket) when the benchmark ends, however it ends.
-struct Session;
+pub struct Session;
 
 impl Drop for Session {
     fn drop(&mut self) {
         let _ = tmux(&["kill-server"]);
     }
+}
+
+/// Runs `cmd` (a shell command line, which should `exec` the program) in a detached tmux
+/// session `bench` of `width` x `height` on our own socket; the pid of its pane's process.
+pub fn start_in_tmux(cmd: &str, width: u16, height: u16) -> Option<u32> {
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "bench",
+        "-x",
+        &width.to_string(),
+        "-y",
+        &height.to_string(),
+        cmd,
+    ])?;
+    tmux(&["list-panes", "-t", "bench", "-F", "#{pane_pid}"]).and_then(|p| p.lines().next()?.trim().parse().ok())
 }
 
 struct Writes {
@@ -88,14 +105,14 @@ fn trace_writes(pid: u32, window: Duration) -> Option<Writes> {
 }
 
 /// What one idle window measured.
-struct Idle {
+pub struct Idle {
     /// Whether the load agent came to hold every stream open, and how long that took.
-    subscribed: bool,
+    pub subscribed: bool,
     to_subscribe: f64,
     /// The dashboard's CPU seconds over `wall` seconds, and their ratio.
     cpu: f64,
     wall: f64,
-    share: f64,
+    pub share: f64,
     server_cpu: f64,
     rss: u64,
     open: u64,
@@ -118,30 +135,28 @@ fn no_tmux() -> Section {
     }
 }
 
-/// Starts the dashboard against `s` in a detached tmux session; its pid.
-fn start_dashboard(s: &LoadServer, tasks: usize) -> u32 {
+/// Starts the dashboard against `s` in a detached tmux session, with `extra` arguments; its pid.
+fn start_dashboard(s: &LoadServer, tasks: usize, extra: &[String]) -> u32 {
     // Quiet streams are re-checked by GetTask (issue 20) within 2x quiet_after, at most
     // check_rate (10) a second per agent. A short quiet_after brings the window to the steady
     // state, which at 1,000 streams is the same at the default 30 s: the budget, saturated.
     let config = scratch().join("idle-config.toml");
     std::fs::write(&config, format!("quiet_after = {}\n", QUIET_AFTER.as_secs())).expect("a config");
     let cmd = format!(
-        "exec {} --config {} --log-file {} --agent {} --max-streams {tasks}",
+        "exec {} --config {} --log-file {} --agent {} --max-streams {tasks} {}",
         binary().display(),
         config.display(),
         scratch().join("idle.log").display(),
-        s.url()
+        s.url(),
+        extra.join(" ")
     );
     say("idle: starting the dashboard in tmux");
-    tmux(&["new-session", "-d", "-s", "bench", "-x", "200", "-y", "50", &cmd]).expect("tmux starts");
-    tmux(&["list-panes", "-t", "bench", "-F", "#{pane_pid}"])
-        .and_then(|p| p.lines().next()?.trim().parse().ok())
-        .expect("the pane's pid")
+    start_in_tmux(&cmd, 200, 50).expect("tmux starts the dashboard")
 }
 
-/// The dashboard holding `tasks` quiet streams: its CPU over `window`, then its terminal writes
-/// over `trace_window`.
-fn measure(tasks: usize, window: Duration, trace_window: Duration) -> Idle {
+/// The dashboard (with `extra` arguments) holding `tasks` quiet streams: its CPU over `window`,
+/// then its terminal writes over `trace_window`.
+pub fn measure(tasks: usize, window: Duration, trace_window: Duration, extra: &[String]) -> Idle {
     let s = LoadServer::start(&[
         "--tasks".into(),
         tasks.to_string(),
@@ -151,7 +166,7 @@ fn measure(tasks: usize, window: Duration, trace_window: Duration) -> Idle {
     ]);
     let _ = tmux(&["kill-server"]);
     let session = Session;
-    let pid = start_dashboard(&s, tasks);
+    let pid = start_dashboard(&s, tasks, extra);
     let started = Instant::now();
     let subscribed = s.wait_for(Duration::from_secs(120), |st| st.open_streams as usize >= tasks);
     let to_subscribe = started.elapsed().as_secs_f64();
@@ -256,7 +271,7 @@ pub fn run() -> Section {
     if tmux(&["-V"]).is_none() && Command::new("tmux").arg("-V").output().is_err() {
         return no_tmux();
     }
-    let m = measure(tasks, window, trace_window);
+    let m = measure(tasks, window, trace_window, &[]);
     let ok = m.subscribed && m.share <= 0.002;
     // Nothing changes but the ages, once a second: a frame a second is all there should be.
     let tick_frames = trace_window.as_secs() as usize + 1;

@@ -160,7 +160,7 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
             let reads = counted.clone();
             let tx = tx.clone();
             set.spawn(async move {
-                let resp = subscribe(&http, url, i).await;
+                let resp = subscribe(&http, url, &task_id(0, i)).await;
                 let bytes = resp.bytes_stream().inspect(move |chunk| {
                     if let Ok(c) = chunk {
                         reads.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -190,10 +190,10 @@ pub fn bare_on(server: &LoadServer, tasks: usize, layer: Layer, rt: tokio::runti
     run
 }
 
-/// JSON-RPC SubscribeToTask for the `i`th task, by hand.
-async fn subscribe(http: &reqwest::Client, url: String, i: usize) -> reqwest::Response {
+/// JSON-RPC SubscribeToTask for task `id`, by hand.
+pub async fn subscribe(http: &reqwest::Client, url: String, id: &str) -> reqwest::Response {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
-        "params": {"id": task_id(0, i)}});
+        "params": {"id": id}});
     http.post(url)
         .header("A2A-Version", "1.0")
         .header("Accept", "text/event-stream")
@@ -205,7 +205,7 @@ async fn subscribe(http: &reqwest::Client, url: String, i: usize) -> reqwest::Re
 }
 
 /// Reads one stream to its end through `layer`; the frames (or events) it counted.
-async fn read_stream<S>(bytes: S, layer: Layer, tx: Sender) -> u64
+pub async fn read_stream<S>(bytes: S, layer: Layer, tx: Sender) -> u64
 where
     S: futures::Stream<Item = reqwest::Result<Bytes>> + Send + Unpin + 'static,
 {

@@ -50,6 +50,10 @@ pub struct LoadConfig {
     pub events: usize,
     /// Events per second on each stream; `None` = as fast as the client reads.
     pub rate: Option<f64>,
+    /// With `rate`: each stream's first event comes at its own point of the period (spread
+    /// evenly over the fleet's streams) instead of at once, so a sparse fleet's events arrive
+    /// one at a time, as a real fleet's do (issue 23), not all together.
+    pub spread: bool,
     /// Total text of each task's artifact (0 = no artifact).
     pub artifact_bytes: usize,
     /// Chunks the artifact is streamed in (append), spread between the status updates.
@@ -76,6 +80,7 @@ impl Default for LoadConfig {
             tasks: 100,
             events: 100,
             rate: None,
+            spread: false,
             artifact_bytes: 0,
             artifact_chunks: 0,
             hold: false,
@@ -296,6 +301,18 @@ impl LoadAgent {
         }
     }
 
+    /// How long after its subscription task `index`'s stream sends its first event: at once, or
+    /// with `spread` its own fraction of `period`. The golden ratio's multiples spread any number
+    /// of streams evenly and keep neighbours apart, whichever agent they are on.
+    fn phase(&self, index: usize, period: Duration) -> Duration {
+        if !self.config.spread {
+            return Duration::ZERO;
+        }
+        const GOLDEN: f64 = 0.618_033_988_749_895;
+        let stream = (self.index * self.config.tasks + index) as f64;
+        period.mul_f64((stream * GOLDEN).fract())
+    }
+
     fn find(&self, id: &str) -> Option<usize> {
         // Ids are ours, so the index is in them; anything else is not found.
         let index = usize::from_str_radix(id.split('-').next()?, 16).ok()?;
@@ -378,7 +395,9 @@ struct StreamState {
 /// the end of the stream at the terminal update, or (held) keep-alives on SSE and silence on gRPC.
 fn events(agent: Arc<LoadAgent>, index: usize, wire: Wire) -> impl futures::Stream<Item = Bytes> + Send {
     let ticker = agent.config.rate.filter(|r| *r > 0.0).map(|rate| {
-        let mut t = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
+        let period = Duration::from_secs_f64(1.0 / rate);
+        let first = tokio::time::Instant::now() + agent.phase(index, period);
+        let mut t = tokio::time::interval_at(first, period);
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
         t
     });
@@ -890,6 +909,39 @@ mod tests {
         let after: a2a_watch::a2a::ListTasksResponse =
             serde_json::from_str(&list(&a, &json!({"statusTimestampAfter": "2027-01-15T08:00:03Z"})).unwrap()).unwrap();
         assert!(after.tasks.len() < 5);
+    }
+
+    #[test]
+    fn spread_streams_start_apart_across_agents_and_unspread_ones_at_once() {
+        let config = LoadConfig {
+            agents: 3,
+            tasks: 40,
+            rate: Some(0.2),
+            spread: true,
+            ..LoadConfig::default()
+        };
+        let period = Duration::from_secs(5);
+        let mut phases: Vec<Duration> = (0..config.agents)
+            .flat_map(|i| {
+                let a = build(i, "http://127.0.0.1:1", None, &config, Timestamp::now());
+                (0..config.tasks).map(move |t| a.phase(t, period))
+            })
+            .collect();
+        phases.sort();
+        let n = phases.len();
+        assert!(phases.iter().all(|p| *p < period));
+        phases.dedup();
+        assert_eq!(phases.len(), n, "no two streams of the fleet start together");
+        let widest = phases.windows(2).map(|w| w[1] - w[0]).max().unwrap();
+        assert!(
+            widest <= period.mul_f64(3.0 / n as f64),
+            "evenly spread: widest gap {widest:?}"
+        );
+        let at_once = agent(LoadConfig {
+            spread: false,
+            ..config
+        });
+        assert!((0..40).all(|t| at_once.phase(t, period).is_zero()));
     }
 
     fn listed(a: &LoadAgent, params: Value) -> a2a_watch::a2a::ListTasksResponse {

@@ -3,22 +3,27 @@
 //!
 //! ```text
 //! cargo bench --bench perf -- [decode] [ingest] [render] [memory] [idle] [latency] [scale]
-//!                             [discovery] [e2e] [quiet]
+//!                             [discovery] [e2e] [quiet] [tap] [fleet] [monitoring]
 //!                             [--report FILE]       (default: all, report to stdout)
+//!                             [--seconds N] [--agents N] [--tasks-per-agent N]
+//!                             [--large-tasks-per-agent N]   (the fleet's size and window)
 //!                             [--profile]           (append callgrind profiles of the worst ratios)
 //! cargo bench --bench perf -- profile decode|apply-log|render-steady|render-event|ingest
 //! <this binary> serve-load [--tasks N] [--events N] ...   (the load agent; `serve-load --help`)
+//! <this binary> fleet-read --tasks N URL...           (the fleet's bare reader)
 //! ```
 //! `BENCH_QUICK=1` shrinks every benchmark to a smoke run. Benchmarks report; they never fail.
 
 mod decode;
 mod discovery;
 mod e2e;
+mod fleet;
 mod idle;
 mod ingest;
 mod latency;
 mod load;
 mod memory;
+mod monitoring;
 mod quiet;
 mod render;
 mod scale;
@@ -93,7 +98,7 @@ mod alloc {
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
 
-const ALL: [&str; 11] = [
+const ALL: [&str; 13] = [
     "decode",
     "ingest",
     "render",
@@ -105,6 +110,8 @@ const ALL: [&str; 11] = [
     "e2e",
     "quiet",
     "tap",
+    "fleet",
+    "monitoring",
 ];
 
 fn main() {
@@ -117,6 +124,11 @@ fn main() {
         serve_load(&args);
         return;
     }
+    if args.first().map(String::as_str) == Some("fleet-read") {
+        fleet::bare_reader(&args);
+        return;
+    }
+    let fleet_knobs = fleet::Knobs::take(&mut args);
     let with_profiles = args.iter().any(|a| a == "--profile");
     args.retain(|a| a != "--profile");
     let mut report = None;
@@ -146,6 +158,8 @@ fn main() {
             "e2e" => e2e::run(),
             "quiet" => quiet::run(),
             "tap" => tap::run(),
+            "fleet" => fleet::run(fleet_knobs),
+            "monitoring" => monitoring::run(),
             _ => unreachable!(),
         };
         say(format!(
@@ -183,6 +197,10 @@ struct LoadArgs {
     /// Events per second on each stream (default: as fast as the client reads).
     #[arg(long)]
     rate: Option<f64>,
+    /// With --rate: start each stream's events at its own point of the period, spread evenly
+    /// over every agent's streams, so that they arrive one at a time (a sparse fleet, issue 23).
+    #[arg(long)]
+    spread: bool,
     /// Agents, on consecutive ports from --port (ephemeral ports when --port is 0).
     #[arg(long, default_value_t = 1)]
     agents: usize,
@@ -228,6 +246,7 @@ fn serve_load(args: &[String]) {
         tasks: a.tasks,
         events: a.events,
         rate: a.rate,
+        spread: a.spread,
         artifact_bytes: a.artifact_bytes,
         artifact_chunks: a.artifact_chunks,
         hold: a.hold,

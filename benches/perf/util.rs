@@ -258,7 +258,13 @@ pub fn sys_seconds(pid: u32) -> f64 {
 
 /// Context switches (voluntary + not) of this process's live threads so far.
 pub fn self_context_switches() -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+    context_switches(std::process::id())
+}
+
+/// Context switches (voluntary + not) of a process's live threads so far: /proc/PID/status
+/// counts only its main thread, so each thread's own status is read.
+pub fn context_switches(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };
     let mut n = 0;

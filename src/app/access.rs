@@ -15,6 +15,7 @@ use crate::event::{AgentId, Command};
 use crate::store::query::ViewSpec;
 use crate::store::{Store, TaskKey};
 use crate::theme::Theme;
+use crate::traces::ExportStatus;
 
 impl App {
     pub fn store(&self) -> &Store {
@@ -142,5 +143,14 @@ impl App {
 
     pub fn set_banner(&mut self, banner: Option<String>) {
         self.banner = banner;
+    }
+
+    /// How the traces export goes; `None` without `--otlp`.
+    pub fn export(&self) -> Option<ExportStatus> {
+        self.export
+    }
+
+    pub fn set_export(&mut self, export: Option<ExportStatus>) {
+        self.export = export;
     }
 }

@@ -125,10 +125,15 @@ impl App {
         }
     }
 
+    /// The selected task's box; else the box of the question held while the person typed,
+    /// which the footer offers on this key.
     pub fn reply_to_selected(&mut self) {
         match self.selected_task().map(|t| (t.key.clone(), t.class())) {
             Some((key, StateClass::Interrupted)) => self.open_answer(&key),
-            _ => self.flash("the selected task is not waiting for anything", true),
+            _ => match self.held_question().cloned() {
+                Some(key) => self.open_answer(&key),
+                None => self.flash("the selected task is not waiting for anything", true),
+            },
         }
     }
 }

@@ -15,15 +15,28 @@ use super::popup::inbox::Inbox;
 use super::{App, Frozen, Pane};
 use crate::store::query::Filter as Query;
 
-/// Applies one terminal event; true if the screen may have changed.
+/// Applies one terminal event; true if the screen may have changed. A key, a paste, a click or
+/// the wheel also holds a question's box until the keyboard rests (`steer::HOLD`).
 pub fn on_terminal_event(app: &mut App, ev: TermEvent) -> bool {
-    match ev {
+    let by_hand = match &ev {
+        TermEvent::Key(key) => key.kind != KeyEventKind::Release,
+        TermEvent::Paste(_) => true,
+        TermEvent::Mouse(m) => m.kind != MouseEventKind::Moved,
+        _ => false,
+    };
+    let changed = match ev {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => app.on_key(key),
         TermEvent::Paste(text) => app.on_paste(&text),
         TermEvent::Mouse(m) => app.on_mouse(m),
         TermEvent::Resize(..) => true,
         _ => false,
+    };
+    if !by_hand {
+        return changed;
     }
+    let held = app.held_question().cloned();
+    app.on_input();
+    changed || app.held_question() != held.as_ref()
 }
 
 impl App {

@@ -271,7 +271,10 @@ const MAIN_HELP: [(Action, &str); 29] = [
     (Action::FocusNext, "move between tasks and approvals"),
     (Action::Inbox, "inbox: waiting on you"),
     (Action::Agents, "agents view"),
-    (Action::Reply, "answer the selected task"),
+    (
+        Action::Reply,
+        "answer the selected task; boxes wait for a pause in typing",
+    ),
     (Action::Approve, "approve (interactions/v1)"),
     (Action::Deny, "deny (interactions/v1)"),
     (Action::OpenLink, "open the approval's web link (several: pick one)"),

@@ -22,6 +22,7 @@ use ratatui::layout::Rect;
 use crate::store::query::{OrderedView, ViewSpec};
 use crate::store::{Journal, Store, TaskEntry, TaskKey};
 use crate::theme::Theme;
+use crate::traces::ExportStatus;
 use keys::KeyMap;
 use popup::detail::Detail;
 use popup::{Member, Popup};
@@ -84,6 +85,8 @@ pub struct App {
     tree: TreeView,
     /// Shown on the title line (a replay's clock).
     banner: Option<String>,
+    /// How the traces export goes, with `--otlp`: a warning on the title, a count on the footer.
+    export: Option<ExportStatus>,
 }
 
 /// The table as it was when the user froze it.
@@ -119,6 +122,7 @@ impl App {
             view: OrderedView::default(),
             tree: TreeView::default(),
             banner: None,
+            export: None,
         }
     }
 

@@ -117,6 +117,10 @@ pub(super) struct Confirmed {
     pub(super) given_up: bool,
 }
 
+/// How long the keyboard must rest before a question takes it: a box that opened mid-keystroke
+/// would swallow the next keys (`v`, `j`...) meant for the table (issue 23).
+pub const HOLD: SignedDuration = SignedDuration::from_millis(1500);
+
 /// A one-line message for the footer, shown for a few seconds after it was said.
 #[derive(Debug, Clone)]
 pub struct Flash {
@@ -137,6 +141,10 @@ pub struct Steer {
     /// Terminal side effects, carried out by the loop.
     pub effects: Vec<Effect>,
     pub flash: Option<Flash>,
+    /// When the person last pressed a key, pasted or used the mouse.
+    pub(super) last_input: Option<Timestamp>,
+    /// The question whose box waits for the keyboard to rest (`HOLD`); the footer says so.
+    pub(super) held: Option<TaskKey>,
     pub(super) confirmed: HashMap<ActionId, Confirmed>,
     next_action: ActionId,
     title_count: Option<usize>,
@@ -177,8 +185,10 @@ impl App {
         });
     }
 
-    /// The oldest question nobody dismissed, if no box is open.
-    fn pop_next_question(&mut self) {
+    /// The oldest question nobody dismissed, if no box is open: its box opens once the
+    /// keyboard rested for `HOLD`, and is held until then.
+    pub(super) fn pop_next_question(&mut self) {
+        self.steer.held = None;
         if !self.steer.prefs.auto_popup || self.modal() {
             return;
         }
@@ -191,9 +201,36 @@ impl App {
                     && !self.steer.dismissed.contains(&(t.key.clone(), Question::of(t)))
             })
             .map(|t| t.key.clone());
-        if let Some(key) = next {
-            self.open_answer(&key);
+        match next {
+            Some(key) if self.question_due().is_some_and(|due| self.now < due) => self.steer.held = Some(key),
+            Some(key) => self.open_answer(&key),
+            None => {}
         }
+    }
+
+    /// The person pressed a key, pasted or used the mouse (at `self.now`): a question that
+    /// would pop up now waits for the keyboard to rest. A held one whose box the key opened
+    /// (or that another box now covers) is no longer held.
+    pub(super) fn on_input(&mut self) {
+        self.steer.last_input = Some(self.now);
+        if self.modal() {
+            self.steer.held = None;
+        }
+    }
+
+    /// When a held question's box may open: `HOLD` after the last input.
+    fn question_due(&self) -> Option<Timestamp> {
+        self.steer.last_input.map(|at| at + HOLD)
+    }
+
+    /// When the loop should look at the clock again for the held question's box, if one waits.
+    pub fn held_until(&self) -> Option<Timestamp> {
+        self.steer.held.as_ref().and(self.question_due())
+    }
+
+    /// The question whose box waits for the keyboard to rest.
+    pub fn held_question(&self) -> Option<&TaskKey> {
+        self.steer.held.as_ref()
     }
 
     /// Takes in what the store just did: notifications, the pop-up, outcomes of actions.
@@ -249,7 +286,8 @@ impl App {
         }
     }
 
-    /// The clock moved (`self.now`): sends that got no outcome in time can be retried.
+    /// The clock moved (`self.now`): sends that got no outcome in time can be retried, and a
+    /// held question's box opens once the keyboard rested.
     pub fn on_tick(&mut self) {
         let (now, timeout) = (self.now, self.steer.prefs.answer_timeout);
         if let Some(b) = self.popup_mut::<AnswerBox>() {
@@ -274,6 +312,7 @@ impl App {
         {
             form.error = Some(format!("{no_reply} · ⏎ retries (same messageId)"));
         }
+        self.pop_next_question();
     }
 
     /// The outcome of a confirmed action: done is said in the footer; a failure shows the

@@ -148,9 +148,10 @@ pub async fn watch(
         history: config.history_limit.unwrap_or(Limits::default().history),
         ..Limits::default()
     };
-    // Held to the end: dropping it stops the metrics server.
-    let _metrics = super::metrics::start(&screen.metrics, config, &mut store).await?;
     let traces = super::otlp::start(&screen.otlp, config, &mut store)?;
+    let export_queue = traces.as_ref().map(super::otlp::Running::queue);
+    // Held to the end: dropping it stops the metrics server.
+    let _metrics = super::metrics::start(&screen.metrics, config, &mut store, export_queue.clone()).await?;
     let given: Vec<TaskKey> = (specs.iter().enumerate())
         .flat_map(|(agent, s)| {
             s.tasks.iter().map(move |id| TaskKey {
@@ -201,7 +202,10 @@ pub async fn watch(
         let mut app = App::new(store, keys, theme);
         app.set_prefs(prefs(config));
         // The forwarder ends when the dashboard drops its sender.
-        let (result, ()) = tokio::join!(crate::run::live::dashboard(app, rx, commands, recorder), forward);
+        let (result, ()) = tokio::join!(
+            crate::run::live::dashboard(app, rx, commands, recorder, export_queue),
+            forward
+        );
         result.map_err(Error::from)
     };
     // Streams are dropped with the engine; give it a moment, not forever: a service sent SIGTERM

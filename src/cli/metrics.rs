@@ -1,16 +1,25 @@
 //! `--metrics-listen` (config `metrics_listen`): the engine's metrics server, started beside the
 //! dashboard, `--json` or `--headless` on the store they apply events to (README "Monitoring stack").
 
+use std::sync::Arc;
+
 use super::Error;
 use super::args::MetricsArgs;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::metrics::serve::{BindError, Running, Server, Settings};
 use crate::store::Store;
+use crate::traces::Queue;
 
 /// Starts serving the metrics of `store`, if asked to; its address goes to stderr, as a tap's
 /// does. A non-loopback address without `--metrics-allow-remote` is a usage error (exit 2).
-pub async fn start(args: &MetricsArgs, config: &Config, store: &mut Store) -> Result<Option<Running>, Error> {
+/// `otlp`, the queue of spans being exported, adds `a2a_watch_otlp_dropped_total`.
+pub async fn start(
+    args: &MetricsArgs,
+    config: &Config,
+    store: &mut Store,
+    otlp: Option<Arc<Queue>>,
+) -> Result<Option<Running>, Error> {
     let Some(listen) = args.metrics_listen.or(config.metrics_listen) else {
         return Ok(None);
     };
@@ -34,5 +43,9 @@ pub async fn start(args: &MetricsArgs, config: &Config, store: &mut Store) -> Re
         };
         super::out::error(&format!("a2a-watch: metrics: http://{at}/metrics{token}"));
     }
-    Ok(Some(server.start(Metrics::observe(store))))
+    let metrics = Metrics::observe(store);
+    if let Some(queue) = otlp {
+        metrics.count_otlp_drops(queue);
+    }
+    Ok(Some(server.start(metrics)))
 }

@@ -15,9 +15,16 @@ use crate::traces::{Exporting, Queue, Settings, Traces};
 pub struct Running {
     traces: Traces,
     exporting: Exporting,
+    queue: Arc<Queue>,
 }
 
 impl Running {
+    /// The spans waiting: their dropped count and whether the collector fails, for the metrics
+    /// and the dashboard.
+    pub fn queue(&self) -> Arc<Queue> {
+        self.queue.clone()
+    }
+
     /// At the run's end: the tasks still going are sent unfinished, then everything queued is
     /// flushed (within `traces::FLUSH_WITHIN`).
     pub async fn finish(self) {
@@ -35,6 +42,10 @@ pub fn start(args: &OtlpArgs, config: &Config, store: &mut Store) -> Result<Opti
     let queue = Arc::new(Queue::default());
     let exporting = Exporting::start(&settings, queue.clone()).map_err(|e| Error::Usage(e.to_string()))?;
     let include_text = args.otlp_include_text || config.otlp_include_text;
-    let traces = Traces::observe(store, include_text, queue);
-    Ok(Some(Running { traces, exporting }))
+    let traces = Traces::observe(store, include_text, queue.clone());
+    Ok(Some(Running {
+        traces,
+        exporting,
+        queue,
+    }))
 }

@@ -1,6 +1,7 @@
 //! The live clock: events from the engine as they arrive, the wall clock's time, and commands
 //! handed to the engine. The dashboard and `--json` both run on it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -10,6 +11,7 @@ use super::{BATCH, Clock, Error};
 use crate::app::App;
 use crate::event::{AgentId, Command, Event, Receiver};
 use crate::record::Recorder;
+use crate::traces::{ExportStatus, Queue};
 
 /// Ages on screen change once a second.
 const TICK: Duration = Duration::from_secs(1);
@@ -18,11 +20,17 @@ pub struct Live {
     events: Receiver,
     /// Where the user's commands go; `--json` takes none.
     commands: Option<mpsc::Sender<(AgentId, Command)>>,
+    /// The spans being exported, with `--otlp` on the dashboard.
+    export: Option<Arc<Queue>>,
 }
 
 impl Live {
     pub fn new(events: Receiver, commands: Option<mpsc::Sender<(AgentId, Command)>>) -> Live {
-        Live { events, commands }
+        Live {
+            events,
+            commands,
+            export: None,
+        }
     }
 }
 
@@ -46,6 +54,10 @@ impl Clock for Live {
         Ok(Some(burst))
     }
 
+    fn export(&self) -> Option<ExportStatus> {
+        self.export.as_ref().map(|queue| queue.status())
+    }
+
     async fn send(&mut self, command: (AgentId, Command)) {
         if let Some(commands) = &self.commands {
             // The engine only stops when we do; a send error means we are quitting anyway.
@@ -55,12 +67,18 @@ impl Clock for Live {
 }
 
 /// Runs the dashboard until the user quits. `commands` carries what the user asks for
-/// (answers, cancels, new tasks) to the engine; `recorder` records every event applied.
+/// (answers, cancels, new tasks) to the engine; `recorder` records every event applied; `export`,
+/// the spans being exported, says on screen how their export goes.
 pub async fn dashboard(
     app: App,
     events: Receiver,
     commands: mpsc::Sender<(AgentId, Command)>,
     recorder: Option<Recorder>,
+    export: Option<Arc<Queue>>,
 ) -> Result<(), Error> {
-    super::screen::show(app, &mut Live::new(events, Some(commands)), recorder).await
+    let mut live = Live {
+        export,
+        ..Live::new(events, Some(commands))
+    };
+    super::screen::show(app, &mut live, recorder).await
 }

@@ -26,6 +26,7 @@ use crate::event::{AgentId, Command, Event};
 use crate::ndjson::JsonLines;
 use crate::record::Recorder;
 use crate::store::{Change, Store};
+use crate::traces::ExportStatus;
 
 pub use screen::{Pacer, apply_burst, apply_burst_at, draw, render};
 
@@ -66,6 +67,10 @@ pub trait Clock {
     fn banner(&self) -> Option<String> {
         None
     }
+    /// How the traces export goes (`--otlp`), for the title and footer.
+    fn export(&self) -> Option<ExportStatus> {
+        None
+    }
     /// Something to tell the user once (a replay reaching its end).
     fn take_note(&mut self) -> Option<&'static str> {
         None
@@ -104,6 +109,11 @@ pub trait Sink {
     fn on_input(&mut self, input: Self::Input, clock: &mut impl Clock) -> Result<(), Error>;
     /// The clock's tick: the time moved on.
     fn on_tick(&mut self, clock: &impl Clock);
+    /// How soon, at the clock's `now`, the sink needs a tick before the clock's own (a question
+    /// held while the person types opens when the keyboard rested, not up to a tick later).
+    fn tick_sooner(&self, _now: Timestamp) -> Option<Duration> {
+        None
+    }
 }
 
 /// Each event on its way into the store: applied, and recorded with `--record` (the recorder's
@@ -156,6 +166,7 @@ pub async fn run(clock: &mut impl Clock, sink: &mut impl Sink, recorder: Option<
     let mut events_open = true;
     while !sink.done() {
         sink.settle(clock).await?;
+        let sooner = sink.tick_sooner(clock.now());
         tokio::select! {
             burst = clock.burst(), if events_open => match burst? {
                 Some(events) => intake.burst(sink, events, clock.now())?,
@@ -170,7 +181,16 @@ pub async fn run(clock: &mut impl Clock, sink: &mut impl Sink, recorder: Option<
                 Wake::End => return Ok(()),
             },
             _ = tick.tick() => sink.on_tick(clock),
+            () = sleep_for(sooner) => sink.on_tick(clock),
         }
     }
     Ok(())
+}
+
+/// Sleeps `wait`; with none, forever.
+async fn sleep_for(wait: Option<Duration>) {
+    match wait {
+        Some(wait) => tokio::time::sleep(wait).await,
+        None => std::future::pending().await,
+    }
 }

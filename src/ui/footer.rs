@@ -1,6 +1,7 @@
-//! The footer: the filter being typed, else the last action's outcome for a few seconds, else
-//! the keys that fit (the detail pane's or the agents view's while it is open); always the waiting count and whether
-//! the table is live or frozen.
+//! The footer: the filter being typed, else a question held while the person types, else the
+//! last action's outcome for a few seconds, else the keys that fit (the detail pane's or the
+//! agents view's while it is open); always the waiting count and whether the table is live or
+//! frozen, and the spans the traces export dropped, if any.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::format::{line, width};
+use super::format::{line, plural, width};
 use super::view::spans_width;
 use crate::app::App;
 use crate::app::keys::{Action, Mode};
@@ -27,10 +28,25 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     }
     let waiting = app.store().total_counts().interrupted;
     let live = if app.frozen().is_some() { "frozen" } else { "live" };
-    let right = vec![
+    let mut right = Vec::new();
+    // Spans the traces export lost (`--otlp`, issue 22): what a2a_watch_otlp_dropped_total counts.
+    if let Some(export) = app.export().filter(|e| e.dropped > 0) {
+        let dropped = plural(usize::try_from(export.dropped).unwrap_or(usize::MAX), "span");
+        right.push(Span::styled(format!("{dropped} dropped"), Style::new().fg(t.broken)));
+        right.push(Span::styled(" · ", t.dim()));
+    }
+    right.extend([
         Span::styled(format!("{waiting} waiting"), Style::new().fg(t.interrupted)),
         Span::styled(format!(" · {live} "), t.dim()),
-    ];
+    ]);
+    let room_left = room.saturating_sub(spans_width(&right) + 1);
+    // A question waits for the keyboard to rest (issue 23); `r` opens its box now.
+    if let Some(key) = app.held_question() {
+        let text = held_text(app, app.store().agent_name(key.agent), room_left);
+        frame.render_widget(Paragraph::new(Line::styled(text, Style::new().fg(t.interrupted))), area);
+        frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+        return;
+    }
     // What the user just did, and what became of it, for a few seconds.
     if let Some(flash) = &app.steer().flash
         && app.now().duration_since(flash.at).as_secs() < FLASH_SECONDS
@@ -40,7 +56,6 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         } else {
             Style::new().fg(t.success)
         };
-        let room_left = room.saturating_sub(spans_width(&right) + 1);
         frame.render_widget(
             Paragraph::new(Line::styled(format!(" {}", line(&flash.text, room_left)), style)),
             area,
@@ -56,7 +71,6 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
         main_hints(app, waiting)
     };
     // As many hints as fit beside the counter, most useful first.
-    let room_left = room.saturating_sub(spans_width(&right) + 1);
     let mut left = String::new();
     for h in hints {
         let next = format!(" {h} ");
@@ -67,6 +81,14 @@ pub(super) fn draw(frame: &mut Frame, area: Rect, app: &App) {
     }
     frame.render_widget(Paragraph::new(Line::styled(left, t.dim())), area);
     frame.render_widget(Paragraph::new(Line::from(right).right_aligned()), area);
+}
+
+/// `NAME has a question · r answers now` in `room` columns: the agent's name (sanitised) is
+/// what gets cut.
+fn held_text(app: &App, agent: &str, room: usize) -> String {
+    let rest = format!(" has a question · {} answers now", app.keys().hint(Action::Reply));
+    let name = line(agent, room.saturating_sub(1 + width(&rest)).max(1));
+    format!(" {}", line(&format!("{name}{rest}"), room.saturating_sub(1)))
 }
 
 /// The main screen's keys, most useful first.

@@ -4,6 +4,7 @@
 //! the real binary (`reply`, and the dashboard in tmux).
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use a2a_watch::a2a::INTERACTIONS_EXTENSION;
 use a2a_watch::a2a::interactions::{self, Answer};
@@ -416,5 +417,51 @@ async fn the_box_in_the_real_binary_shows_a_changed_question_before_sending() {
             .unwrap()
             .starts_with(&format!("reply:{TASK}:q-2:"))
     );
+    quit_and_check_the_terminal(&tmux, &before);
+}
+
+/// The real binary in tmux (issue 23): a question that arrives while the person types does not
+/// take the keyboard; the footer says it waits, the keys go on to the table, and the box opens
+/// once no key was pressed for 1.5 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_that_arrives_while_typing_waits_for_the_keyboard_to_rest() {
+    let working =
+        json!({"id": TASK, "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING", "timestamp": now()}});
+    let agent = Agent::start(working).await;
+    let scratch = Scratch::new("held");
+    let tmux = start(&format!("--agent answers={}", sh_quote(&agent.url)), &scratch, &[]);
+    let before = tmux.pane("#{alternate_on}");
+    tmux.wait_for("the working task", false, |s| s.contains("WORKING"));
+    agent.set(question("Which base branch?", Some("q-1")));
+    let held = "answers has a question · r answers now";
+    // A key every 200 ms while the next poll brings the question.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        tmux.send_keys("j");
+        let screen = tmux.capture(false);
+        assert!(!screen.contains("answers asks"), "the box opened mid-typing:\n{screen}");
+        if screen.contains(held) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the question never came:\n{screen}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Typing on for a second: still held, the keys to the table.
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(200));
+        tmux.send_keys("j");
+    }
+    let last_key = Instant::now();
+    let screen = tmux.capture(false);
+    assert!(screen.contains(held) && !screen.contains("answers asks"), "{screen}");
+    let screen = tmux.wait_for("the box, once the keyboard rested", false, |s| {
+        s.contains("answers asks") && s.contains("Which base branch?")
+    });
+    let rested = last_key.elapsed();
+    assert!(
+        rested >= Duration::from_millis(1400),
+        "opened {rested:?} after the last key"
+    );
+    assert!(!screen.contains(held), "the footer no longer says it waits:\n{screen}");
     quit_and_check_the_terminal(&tmux, &before);
 }

@@ -1,6 +1,7 @@
 mod answers;
 mod approval_page;
 mod bursts;
+mod cadence;
 mod cli;
 mod client_parts;
 mod configs;

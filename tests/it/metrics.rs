@@ -3,7 +3,8 @@
 //! (granted), a failure and a question left waiting. Its scrape is checked line by line and by
 //! the real `promtool check metrics`; the shipped alert rules by `promtool check rules` and
 //! `promtool test rules`; and the real Prometheus scrapes it every second and answers PromQL
-//! (its HTTP API) with the values, the shipped rules and the dashboard's queries loaded.
+//! (its HTTP API) with the values, the shipped rules and the dashboard's queries loaded. The same
+//! real Prometheus scrapes `--headless` watching an agent built with the official Python SDK.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -16,6 +17,7 @@ use tokio::process::{Child, Command};
 
 use crate::cli::{run, spawn, stderr};
 use crate::demo_client::{TOKEN, start_demo};
+use crate::peers::{Peer, Sdk};
 use crate::scenarios::{Run, connect, first_link, message, read, reply, stream_all, until_auth_required};
 use crate::tui::Scratch;
 use a2a_watch::demo::DemoAgents;
@@ -56,12 +58,24 @@ pub(crate) async fn until(url: &str, want: &[(&str, f64)]) -> String {
 /// `a2a-watch FRONT --metrics-listen 127.0.0.1:0` (FRONT: `--json` or `--headless`) on
 /// `agents`, and `more` arguments; the metrics URL its stderr says.
 pub(crate) async fn start_watching(front: &str, agents: &[String], more: &[&str]) -> (Child, String) {
+    start_watching_with(front, agents, more, &[]).await
+}
+
+/// `start_watching` with `env` set as well.
+pub(crate) async fn start_watching_with(
+    front: &str,
+    agents: &[String],
+    more: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, String) {
     let mut args = vec![front, "--metrics-listen", "127.0.0.1:0"];
     for a in agents {
         args.extend(["--agent", a]);
     }
     args.extend(more);
-    let mut child = spawn(&args, &[("A2A_TOKEN_DEPLOYER", TOKEN)]);
+    let mut env = env.to_vec();
+    env.push(("A2A_TOKEN_DEPLOYER", TOKEN));
+    let mut child = spawn(&args, &env);
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let line = tokio::time::timeout(WAIT, stderr.next_line()).await;
     let line = line
@@ -296,44 +310,153 @@ async fn the_shipped_alert_rules_check_and_pass_their_unit_tests() {
     assert!(tested.contains("SUCCESS"), "{tested}");
 }
 
-/// The real Prometheus, scraping `metrics` every second with the shipped rules loaded: its
-/// PromQL answers say what happened, its rules are healthy, and every query of the Grafana
-/// dashboard is one it runs.
+/// The real Prometheus, scraping `metrics` every second with the shipped rules loaded; it stops
+/// when dropped.
+struct Prometheus {
+    _process: Child,
+    _dir: Scratch,
+    /// Its HTTP API, `http://127.0.0.1:PORT/api/v1`.
+    api: String,
+}
+
+impl Prometheus {
+    fn scraping(metrics: &str) -> Prometheus {
+        let dir = Scratch::new("prometheus");
+        let target = metrics.trim_start_matches("http://").trim_end_matches("/metrics");
+        let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/prometheus/alerts.yml");
+        let config = format!(
+            "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\nrule_files: [{rules:?}]\n\
+             scrape_configs:\n  - job_name: a2a-watch\n    static_configs: [{{targets: [\"{target}\"]}}]\n"
+        );
+        std::fs::write(dir.0.join("prometheus.yml"), config).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let process = Command::new("prometheus")
+            .arg(format!("--config.file={}", dir.0.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.0.join("data").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("prometheus (Debian's prometheus package; .ci/run installs it)");
+        Prometheus {
+            _process: process,
+            _dir: dir,
+            api: format!("http://127.0.0.1:{port}/api/v1"),
+        }
+    }
+
+    /// Asks for `query` until its one value satisfies `ok` (it scrapes every second).
+    async fn until(&self, query: &str, ok: impl Fn(f64) -> bool) -> f64 {
+        query_until(&self.api, query, ok).await
+    }
+}
+
+/// The real Prometheus scraping `metrics`: its PromQL answers say what happened on the demo
+/// agents, its rules are healthy, and every query of the Grafana dashboard is one it runs.
 async fn prometheus_reads(metrics: &str) {
-    let dir = Scratch::new("prometheus");
-    let target = metrics.trim_start_matches("http://").trim_end_matches("/metrics");
-    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/prometheus/alerts.yml");
-    let config = format!(
-        "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\nrule_files: [{rules:?}]\n\
-         scrape_configs:\n  - job_name: a2a-watch\n    static_configs: [{{targets: [\"{target}\"]}}]\n"
-    );
-    std::fs::write(dir.0.join("prometheus.yml"), config).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _prometheus = Command::new("prometheus")
-        .arg(format!("--config.file={}", dir.0.join("prometheus.yml").display()))
-        .arg(format!("--storage.tsdb.path={}", dir.0.join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("prometheus (Debian's prometheus package; .ci/run installs it)");
-    let api = format!("http://127.0.0.1:{port}/api/v1");
+    let prometheus = Prometheus::scraping(metrics);
+    let api = &prometheus.api;
     let waited = r#"a2a_watch_wait_duration_seconds_count{agent="deployer",state="auth_required"}"#;
-    assert_eq!(query_until(&api, waited, |v| v == 1.0).await, 1.0);
+    assert_eq!(prometheus.until(waited, |v| v == 1.0).await, 1.0);
     let failed = r#"sum(a2a_watch_tasks{state="failed"})"#;
-    assert_eq!(query_until(&api, failed, |v| v == 1.0).await, 1.0);
+    assert_eq!(prometheus.until(failed, |v| v == 1.0).await, 1.0);
     let up = "sum(a2a_watch_agent_up)";
-    assert_eq!(query_until(&api, up, |v| v == 3.0).await, 3.0);
+    assert_eq!(prometheus.until(up, |v| v == 3.0).await, 3.0);
     let rules = get(&format!("{api}/rules")).await;
     let loaded: Vec<&Value> = rules["data"]["groups"][0]["rules"].as_array().unwrap().iter().collect();
     assert_eq!(loaded.len(), 4, "{rules}");
     assert!(loaded.iter().all(|r| r["health"] == "ok"), "{rules}");
-    dashboard_queries_run(&api).await;
+    dashboard_queries_run(api).await;
+}
+
+/// Issue 22's proof on an official SDK peer: `--headless` watches an agent built with the Python
+/// SDK (tests/interop/python/agent.py) through a failure, a question answered after a pause we
+/// time, and an approval granted out of band; the real Prometheus scrapes it, and its PromQL
+/// answers are what happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_reads_headless_a2a_watch_on_the_python_sdk_agent() {
+    let peer = Peer::start(Sdk::Python13, &[]);
+    let (_watching, url) = start_watching("--headless", &[format!("python={}", peer.url)], &[]).await;
+    until(&url, &[(r#"a2a_watch_agent_up{agent="python"}"#, 1.0)]).await;
+    let prometheus = Prometheus::scraping(&url);
+    let client = connect(&peer.url, Binding::JsonRpc, None).await;
+
+    let failed = stream_all(&client, &message("fail")).await;
+    assert_eq!(failed.last_state(), Some(&TaskState::Failed));
+
+    let question = stream_all(&client, &message("question")).await;
+    assert_eq!(question.last_state(), Some(&TaskState::InputRequired));
+    let asked = Instant::now();
+    until(
+        &url,
+        &[(r#"a2a_watch_tasks{agent="python",state="input_required"}"#, 1.0)],
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answered = stream_all(&client, &reply(&question.task, &question.context, "main")).await;
+    let response_time = asked.elapsed().as_secs_f64();
+    assert_eq!(answered.last_state(), Some(&TaskState::Completed));
+
+    let (mut stream, mut approval) = until_auth_required(&client, "approve").await;
+    until(
+        &url,
+        &[(r#"a2a_watch_tasks{agent="python",state="auth_required"}"#, 1.0)],
+    )
+    .await;
+    let link = first_link(approval.texts.last().unwrap());
+    let granted = reqwest::Client::new().post(&link).send().await.expect("approval POST");
+    assert!(granted.status().is_success(), "{}", granted.status());
+    read(&mut stream, &mut approval, |_| false).await;
+    assert_eq!(approval.last_state(), Some(&TaskState::Completed));
+
+    for (query, want) in [
+        (r#"a2a_watch_tasks{agent="python",state="failed"}"#, 1.0),
+        (r#"a2a_watch_tasks{agent="python",state="completed"}"#, 2.0),
+        (r#"a2a_watch_tasks{agent="python",state="input_required"}"#, 0.0),
+        (r#"a2a_watch_tasks{agent="python",state="auth_required"}"#, 0.0),
+        (
+            r#"a2a_watch_wait_duration_seconds_count{agent="python",state="input_required"}"#,
+            1.0,
+        ),
+        (
+            r#"a2a_watch_wait_duration_seconds_count{agent="python",state="auth_required"}"#,
+            1.0,
+        ),
+        (
+            r#"a2a_watch_task_transitions_total{agent="python",from="input_required",to="working"}"#,
+            1.0,
+        ),
+        (
+            r#"a2a_watch_task_transitions_total{agent="python",from="auth_required",to="working"}"#,
+            1.0,
+        ),
+        (
+            r#"a2a_watch_oldest_waiting_seconds{agent="python",state="auth_required"}"#,
+            0.0,
+        ),
+        (r#"a2a_watch_agent_up{agent="python"}"#, 1.0),
+        (
+            r#"a2a_watch_agent_info{agent="python",protocol="1.0",binding="JSON-RPC"}"#,
+            1.0,
+        ),
+    ] {
+        assert_eq!(prometheus.until(query, |v| v == want).await, want, "{query}");
+    }
+    // The wait is the agent's own status timestamps apart: at least the pause, at most the time
+    // from the question's arrival here to the answer's completion.
+    let waited = r#"a2a_watch_wait_duration_seconds_sum{agent="python",state="input_required"}"#;
+    let waited = prometheus.until(waited, |v| v > 0.0).await;
+    assert!(
+        (2.0..=response_time + 0.5).contains(&waited),
+        "waited {waited} s of {response_time} s"
+    );
+    let events = r#"a2a_watch_events_total{agent="python"}"#;
+    assert!(prometheus.until(events, |v| v >= 9.0).await >= 9.0);
 }
 
 async fn get(url: &str) -> Value {

@@ -16,6 +16,7 @@ use a2a_watch::tap::Taps;
 use a2a_watch::watch::AgentSpec;
 use axum::Router;
 use axum::body::Body;
+use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
 use futures::StreamExt;
@@ -33,17 +34,17 @@ const PLANNER_TOKEN: &str = "planner-s3cret-tok";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// `a2a-watch --json --tap ...` until dropped, its output collected as it comes.
-struct Dashboard {
+pub(crate) struct Dashboard {
     _child: Child,
     stdout: Arc<Mutex<Vec<Value>>>,
     stderr: Arc<Mutex<String>>,
     log: PathBuf,
     /// Where the planner is pointed (`http://IP:PORT`), one per `--tap`, as the start-up lines say.
-    taps: Vec<String>,
+    pub(crate) taps: Vec<String>,
 }
 
 impl Dashboard {
-    async fn start(args: &[&str]) -> Dashboard {
+    pub(crate) async fn start(args: &[&str]) -> Dashboard {
         let taps = args.iter().filter(|a| **a == "--tap").count();
         let log = std::env::temp_dir().join(format!("a2a-watch-tap-{}.log", uuid::Uuid::new_v4()));
         let head = ["--json", "--log-file", log.to_str().unwrap()];
@@ -124,7 +125,7 @@ impl Dashboard {
     }
 
     /// Everything a2a-watch wrote: its output, its errors, its log.
-    fn everything(&self) -> String {
+    pub(crate) fn everything(&self) -> String {
         let out = self
             .stdout
             .lock()
@@ -434,9 +435,15 @@ async fn next_state(events: &mut event::Receiver) -> TaskState {
 
 /// The planner's streaming send through the tap at `at`.
 async fn stream_through(at: SocketAddr) -> reqwest::Response {
+    stream_through_with(at, HeaderMap::new()).await
+}
+
+/// The same with the planner's `headers` too.
+async fn stream_through_with(at: SocketAddr, headers: HeaderMap) -> reqwest::Response {
     let sent = reqwest::Client::new()
         .post(format!("http://{at}/rpc"))
         .header("content-type", "application/json")
+        .headers(headers)
         .body(r#"{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{}}"#)
         .send();
     tokio::time::timeout(WAIT, sent)
@@ -475,6 +482,41 @@ async fn sse_passes_frame_by_frame_and_each_reaches_the_store_as_it_passes() {
     let busy = exchange(reqwest::Client::new().get(format!("http://{at}/busy"))).await;
     assert_eq!(busy, (503, String::new(), b"busy, come back later".to_vec()));
     drop(running);
+}
+
+/// A planner's streamed send with a W3C `traceparent` hands the planner's trace to the store with
+/// the task it names, frame by frame (issue 22: the task joins the planner's trace); one header
+/// of two values is no trace context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_send_hands_the_planners_traceparent_to_the_store() {
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let expected = event::TraceParent::parse(traceparent);
+    assert!(expected.is_some());
+    for (values, trace) in [(&[traceparent][..], expected), (&[traceparent, traceparent][..], None)] {
+        let second = Arc::new(Notify::new());
+        let upstream = frame_agent(second.clone()).await;
+        let (running, at, mut events) = tap_in_process(&upstream, 16).await;
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append("traceparent", value.parse().unwrap());
+        }
+        let resp = stream_through_with(at, headers).await;
+        second.notify_one();
+        let passed = String::from_utf8(resp.bytes().await.unwrap().to_vec()).unwrap();
+        assert_eq!(passed, frame("TASK_STATE_WORKING") + &frame("TASK_STATE_COMPLETED"));
+        let mut tapped = Vec::new();
+        while tapped.len() < 2 {
+            let ev = tokio::time::timeout(WAIT, events.recv())
+                .await
+                .expect("an event")
+                .expect("open");
+            if let Event::Tapped { task, trace, .. } = ev {
+                tapped.push((task, trace));
+            }
+        }
+        assert_eq!(tapped, [("t-1".to_string(), trace), ("t-1".to_string(), trace)]);
+        drop(running);
+    }
 }
 
 /// A store that takes nothing in (a dashboard stuck drawing) holds no planner up: its streams

@@ -120,6 +120,127 @@ pub enum ActionOutcome {
     Failed { message: String },
 }
 
+/// The A2A methods a2a-watch calls to change something, by the specification's names (A2A 1.0
+/// section 9; gRPC's are the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Method {
+    SendMessage,
+    SendStreamingMessage,
+    CancelTask,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::CancelTask => "CancelTask",
+        }
+    }
+}
+
+/// The call an action made, as its outcome reports it: what the traces' `a2a.client` span says
+/// (issue 22, "OpenTelemetry traces").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Call {
+    pub method: Method,
+    /// The task the request named (an answer, an approval, a cancel), else the one it created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// The request's contextId, if it named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    pub sent: Timestamp,
+    pub ended: Timestamp,
+    /// Why it failed, low in cardinality (OpenTelemetry's `error.type`): the A2A error's name
+    /// (`TaskNotCancelableError`), an HTTP status, or a word (`timeout`, `refused`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
+}
+
+/// A W3C Trace Context `traceparent` (Trace Context Level 1, section 3.2) that a planner's send
+/// carried through a tap: the planner's trace and the span of its call, which the tasks that send
+/// creates join (issue 22). Recorded in its header form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TraceParent {
+    pub trace_id: [u8; 16],
+    pub parent_id: [u8; 8],
+    pub flags: u8,
+}
+
+impl TraceParent {
+    /// A valid header value, else None (section 3.2.2): lowercase hex fields; version `ff` is
+    /// invalid, a later version than 00 is read for its first four fields (3.2.4); all-zero ids
+    /// are invalid.
+    pub fn parse(value: &str) -> Option<TraceParent> {
+        let bytes = value.as_bytes();
+        let version = lower_hex::<1>(bytes.get(..2)?)?[0];
+        let fits = match version {
+            0 => bytes.len() == 55,
+            0xff => false,
+            _ => bytes.len() == 55 || bytes.get(55) == Some(&b'-'),
+        };
+        if !fits || [bytes[2], bytes[35], bytes[52]] != [b'-'; 3] {
+            return None;
+        }
+        let trace_id = lower_hex::<16>(&bytes[3..35])?;
+        let parent_id = lower_hex::<8>(&bytes[36..52])?;
+        let flags = lower_hex::<1>(&bytes[53..55])?[0];
+        (trace_id != [0; 16] && parent_id != [0; 8]).then_some(TraceParent {
+            trace_id,
+            parent_id,
+            flags,
+        })
+    }
+}
+
+/// `N` bytes from `2 * N` lowercase hex digits.
+fn lower_hex<const N: usize>(digits: &[u8]) -> Option<[u8; N]> {
+    let digit = |d: u8| match d {
+        b'0'..=b'9' => Some(d - b'0'),
+        b'a'..=b'f' => Some(d - b'a' + 10),
+        _ => None,
+    };
+    if digits.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0; N];
+    for (byte, pair) in out.iter_mut().zip(digits.chunks(2)) {
+        *byte = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+impl std::fmt::Display for TraceParent {
+    /// The version 00 header form.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("00-")?;
+        for b in self.trace_id {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str("-")?;
+        for b in self.parent_id {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "-{:02x}", self.flags)
+    }
+}
+
+impl TryFrom<String> for TraceParent {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<TraceParent, String> {
+        TraceParent::parse(&value).ok_or_else(|| format!("not a traceparent: {value:?}"))
+    }
+}
+
+impl From<TraceParent> for String {
+    fn from(trace: TraceParent) -> String {
+        trace.to_string()
+    }
+}
+
 /// Serializable for recordings (`record`): externally tagged, the A2A parts in their wire JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,10 +293,13 @@ pub enum Event {
     /// A planner's traffic through this agent's tap named the task: the planner delegated it, or
     /// asked about it (README, "Watching your own planner").
     /// Sent before what the traffic said of the task, so that its first line already says so.
+    /// `trace` is the planner's trace context, when the traffic was a send that carried one.
     Tapped {
         agent: AgentId,
         task: String,
         seen: Timestamp,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace: Option<TraceParent>,
     },
     /// A push delivery came without this session's token, or with another: refused (401).
     PushRefused {
@@ -202,11 +326,13 @@ pub enum Event {
         task: String,
         message: String,
     },
-    /// What became of an action.
+    /// What became of an action, and the call it made (none when nothing was sent).
     Action {
         agent: AgentId,
         action: ActionId,
         outcome: ActionOutcome,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call: Option<Box<Call>>,
     },
 }
 
@@ -366,6 +492,39 @@ mod tests {
             Event::Quiet { task, .. } => task,
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_traceparent_is_read_as_w3c_trace_context_says() {
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let parsed = TraceParent::parse(valid).expect("valid");
+        assert_eq!(parsed.trace_id[..2], [0x4b, 0xf9]);
+        assert_eq!(parsed.parent_id[7], 0xb7);
+        assert_eq!(parsed.flags, 1);
+        assert_eq!(parsed.to_string(), valid);
+        let later = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-what-comes-next";
+        assert_eq!(
+            TraceParent::parse(later).map(|t| t.trace_id),
+            Some(parsed.trace_id),
+            "a later version is read for its first fields"
+        );
+        for invalid in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+            "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+            "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",
+        ] {
+            assert_eq!(TraceParent::parse(invalid), None, "{invalid:?}");
+        }
+        let recorded = serde_json::to_string(&parsed).unwrap();
+        assert_eq!(recorded, format!("\"{valid}\""));
+        assert_eq!(serde_json::from_str::<TraceParent>(&recorded).unwrap(), parsed);
     }
 
     #[tokio::test]

@@ -26,6 +26,7 @@ fn outcome(app: &mut App, action: ActionId, outcome: ActionOutcome) {
         agent: REVIEWER,
         action,
         outcome,
+        call: None,
     });
     app.on_changes(&[change]);
 }

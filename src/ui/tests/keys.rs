@@ -140,6 +140,7 @@ fn the_input_box_keeps_a_failed_answer_for_a_retry() {
         agent,
         action,
         outcome: failed,
+        call: None,
     });
     app.on_changes(&[change]);
     let boxed = app.popup::<AnswerBox>().expect("the box stays");

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::event::{LocalServer, SignedCardAtTap};
+use crate::traces::ExportStatus;
 
 #[test]
 fn main_screen() {
@@ -316,4 +317,31 @@ fn busy_local_servers_and_a_signed_card_around_the_tap_are_said_on_the_agent_row
         assert!(text.contains(said), "{said}: {}", terminal.backend());
     }
     assert!(row.contains("1 refused by the tap"), "on the agent's own row: {row}");
+}
+
+#[test]
+fn a_failing_trace_export_is_warned_on_the_title_and_its_drops_counted_on_the_footer() {
+    let mut app = app(demo_store());
+    let quiet = render(&mut app, 160, 48).backend().buffer().clone();
+    app.set_export(Some(ExportStatus::default()));
+    let healthy = render(&mut app, 160, 48);
+    assert_eq!(
+        healthy.backend().buffer(),
+        &quiet,
+        "an export that goes well says nothing"
+    );
+
+    app.set_export(Some(ExportStatus {
+        failing: true,
+        dropped: 12,
+    }));
+    snapshot_sizes("export_failing", &mut app);
+    for (w, h) in SIZES {
+        let terminal = render(&mut app, w, h);
+        let buffer = terminal.backend().buffer();
+        for said in ["⚠ traces", "12 spans dropped"] {
+            let (x, y) = find(buffer, said).unwrap_or_else(|| panic!("{said}: {}", terminal.backend()));
+            assert_eq!(buffer[(x, y)].fg, app.theme().broken, "{said}");
+        }
+    }
 }

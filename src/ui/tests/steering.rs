@@ -6,6 +6,7 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::app::effects::Effect;
+use crate::app::steer::HOLD;
 
 /// Applies an event the way the event loop does and returns the effects it asked for.
 fn feed(app: &mut App, event: Event) -> Vec<Effect> {
@@ -158,6 +159,8 @@ fn esc_is_later_the_waiting_questions_stay_down_and_a_new_one_pops_up() {
         status_update(RUNNER, WORKING, CTX, "TASK_STATE_WORKING", "8/12", NOW),
     );
     assert_eq!(boxed(&app), None, "the question put off does not pop up again");
+    // Esc was a key: the next question waits until the keyboard has rested.
+    app.set_now(ts(NOW) + HOLD);
     feed(&mut app, second_question(NOW));
     assert_eq!(boxed(&app), Some(key(REVIEWER, SECOND_QUESTION)), "a new question does");
 }
@@ -222,4 +225,106 @@ fn ctrl_c_in_a_dialog_quits_without_sending() {
     );
     assert!(app.quitting());
     assert!(app.steer().outbox.is_empty(), "quitting answers nothing");
+}
+
+fn at_millis(app: &mut App, millis: i64) {
+    app.set_now(ts(NOW) + jiff::SignedDuration::from_millis(millis));
+}
+
+fn boxed(app: &App) -> Option<TaskKey> {
+    app.popup::<AnswerBox>().map(|b| b.key.clone())
+}
+
+/// The person pressed a key at `at_ms`; a question arrives a second later.
+fn question_while_typing(at_ms: i64) -> App {
+    let mut app = app(demo_store());
+    app.select(key(RUNNER, WORKING));
+    at_millis(&mut app, at_ms);
+    press(&mut app, KeyCode::Char('j'));
+    at_millis(&mut app, at_ms + 1_000);
+    app.on_changes(&[]);
+    app
+}
+
+#[test]
+fn a_question_waits_while_the_person_types_and_opens_once_the_keyboard_rests() {
+    let mut app = question_while_typing(0);
+    assert_eq!(boxed(&app), None, "a key pressed 1 s ago keeps the box closed");
+    assert_eq!(app.held_question(), Some(&key(REVIEWER, QUESTION)));
+    assert_eq!(
+        app.held_until(),
+        Some(ts(NOW) + HOLD),
+        "the loop wakes when it may open"
+    );
+    // Keys typed meanwhile go to the table, not into a box.
+    let before = app.selected_index();
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.selected_index(), before.map(|i| i + 1), "j moved the table");
+    assert_eq!(boxed(&app), None);
+    at_millis(&mut app, 2_400);
+    app.on_tick();
+    assert_eq!(boxed(&app), None, "1.4 s after the last key it still waits");
+    at_millis(&mut app, 2_500);
+    app.on_tick();
+    assert_eq!(boxed(&app), Some(key(REVIEWER, QUESTION)), "1.5 s idle: it opens");
+    assert_eq!(app.held_question(), None);
+    assert_eq!(app.held_until(), None, "nothing left to wake for");
+}
+
+#[test]
+fn r_opens_a_held_question_at_once() {
+    let mut app = question_while_typing(0);
+    assert!(app.selected_task().is_some_and(|t| !t.state().is_interrupted()));
+    press(&mut app, KeyCode::Char('r'));
+    assert_eq!(boxed(&app), Some(key(REVIEWER, QUESTION)), "the held question's box");
+    assert_eq!(app.held_question(), None);
+    type_text(&mut app, "main");
+    assert_eq!(
+        app.popup::<AnswerBox>().unwrap().text(),
+        "main",
+        "now keys go to the box"
+    );
+}
+
+#[test]
+fn the_footer_says_a_question_waits() {
+    let mut app = question_while_typing(0);
+    snapshot_sizes("held_question", &mut app);
+    let terminal = render(&mut app, 80, 24);
+    let text = screen_text(terminal.backend().buffer());
+    assert!(text.contains("code-reviewer has a question · r answers now"), "{text}");
+    // Once open, the footer has its keys back.
+    at_millis(&mut app, 2_500);
+    app.on_tick();
+    let terminal = render(&mut app, 80, 24);
+    assert!(!screen_text(terminal.backend().buffer()).contains("has a question"));
+}
+
+#[test]
+fn the_held_question_names_its_agent_cleaned_and_cut_to_fit() {
+    let long = format!("\u{1b}[31mrogue\u{202e}{}", "-agent".repeat(30));
+    let mut s = Store::new([(Some(long), "http://127.0.0.1:41241".to_string())]);
+    add(
+        &mut s,
+        0,
+        QUESTION,
+        CTX,
+        "TASK_STATE_INPUT_REQUIRED",
+        "Which branch?",
+        NOW - 5,
+    );
+    let mut app = app(s);
+    press(&mut app, KeyCode::Char('j'));
+    app.on_changes(&[]);
+    for (w, h) in SIZES {
+        let terminal = render(&mut app, w, h);
+        let buffer = terminal.backend().buffer();
+        let footer = screen_text(buffer).lines().last().unwrap_or_default().to_string();
+        assert!(footer.contains("rogue-agent") && footer.contains("…"), "{footer}");
+        assert!(
+            footer.contains("has a question · r answers now"),
+            "cut from the name: {footer}"
+        );
+        assert!(!footer.contains("[31m"), "{footer}");
+    }
 }

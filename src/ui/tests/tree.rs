@@ -486,6 +486,7 @@ fn a_planners_tapped_delegations_are_one_root_across_agents() {
                 agent,
                 task: id.into(),
                 seen: ts(at),
+                trace: None,
             });
         }
         s.apply(task(agent, id, fan, state, asked, &[], at));
@@ -527,6 +528,7 @@ fn a_planners_tapped_delegations_are_one_root_across_agents() {
         agent: ASSISTANT,
         task: "a0000013-own".into(),
         seen: ts(NOW),
+        trace: None,
     });
     app.on_changes(&[]);
     render(&mut app, 160, 48);

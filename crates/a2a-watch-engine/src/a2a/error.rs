@@ -240,6 +240,30 @@ pub enum Error {
     Input(String),
 }
 
+impl Error {
+    /// What kind of failure this is, in a few values (OpenTelemetry's `error.type`, issue 22):
+    /// the A2A error's name (spec section 5.4), the HTTP status, or a word; never a message.
+    pub fn error_type(&self) -> String {
+        let word = match self {
+            Error::Agent { kind, .. } => kind.name(),
+            Error::Unauthorized { status, .. } | Error::Http { status, .. } => return status.to_string(),
+            Error::Transport { source, .. } if source.is_timeout() => "timeout",
+            Error::Transport { .. } | Error::Unreachable { .. } => "unreachable",
+            Error::Redirected { .. } => "redirected",
+            Error::Withheld { .. } => "withheld",
+            Error::BodyTooLarge { .. } | Error::FrameTooLarge { .. } => "too_large",
+            Error::Decode { .. } => "decode",
+            Error::Stream(_) => "stream",
+            Error::Refused { .. } => "refused",
+            Error::NoInterface { .. } | Error::NotInVersion { .. } => "unsupported",
+            Error::CardNotFound { .. } => "card_not_found",
+            Error::Io { .. } => "io",
+            Error::Input(_) => "input",
+        };
+        word.to_string()
+    }
+}
+
 /// A 401/403 in words, with advice that can work: a setting that would be read, on a request
 /// that would carry it.
 fn unauthorized_message(
@@ -474,6 +498,35 @@ mod tests {
     use super::*;
     use crate::a2a::auth::Given;
     use serde_json::json;
+
+    #[test]
+    fn an_error_type_is_a_name_a_status_or_a_word_never_the_message() {
+        let agent = Error::Agent {
+            kind: ErrorKind::TaskNotCancelable,
+            code: -32002,
+            message: "secret plans".into(),
+        };
+        assert_eq!(agent.error_type(), "TaskNotCancelableError");
+        let unknown = Error::Agent {
+            kind: ErrorKind::Other,
+            code: -31000,
+            message: "secret plans".into(),
+        };
+        assert_eq!(unknown.error_type(), "AgentError");
+        let http = Error::Http {
+            status: 503,
+            what: "SendMessage".into(),
+            excerpt: "secret plans".into(),
+            retry_after: None,
+        };
+        assert_eq!(http.error_type(), "503");
+        let refused = Error::Refused {
+            agent: "a".into(),
+            cause: "secret plans".into(),
+        };
+        assert_eq!(refused.error_type(), "refused");
+        assert_eq!(Error::Stream("secret plans".into()).error_type(), "stream");
+    }
 
     #[test]
     fn jsonrpc_errors_classify_by_code_then_reason() {

@@ -20,6 +20,7 @@ pub use render::Format;
 use crate::a2a::TaskState;
 use crate::event::{AgentId, Health};
 use crate::store::{AgentEntry, Change, Move, Observer, Store};
+use crate::traces::Queue;
 
 /// The upper bounds of `a2a_watch_wait_duration_seconds`, in seconds (issue 22): from a quick
 /// answer to a question left overnight.
@@ -162,10 +163,12 @@ impl AgentSeries {
     }
 }
 
-/// Every agent's series.
+/// Every agent's series, and the traces' queue when spans are exported.
 #[derive(Debug, Default)]
 pub struct Registry {
     agents: Vec<AgentSeries>,
+    /// `a2a_watch_otlp_dropped_total` reads its count at each scrape (with `--otlp` only).
+    otlp: Option<Arc<Queue>>,
 }
 
 impl Registry {
@@ -173,6 +176,7 @@ impl Registry {
     pub fn of(store: &Store) -> Registry {
         Registry {
             agents: store.agents.iter().map(AgentSeries::new).collect(),
+            otlp: None,
         }
     }
 
@@ -203,6 +207,11 @@ impl Metrics {
         let metrics = Metrics(Arc::new(Mutex::new(Registry::of(store))));
         store.observe(Box::new(metrics.clone()));
         metrics
+    }
+
+    /// Adds `a2a_watch_otlp_dropped_total`: the spans `queue` dropped.
+    pub fn count_otlp_drops(&self, queue: Arc<Queue>) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).otlp = Some(queue);
     }
 
     /// The exposition at `now` (the waiting gauges count up to it).

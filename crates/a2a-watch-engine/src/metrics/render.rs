@@ -91,6 +91,15 @@ pub(super) fn render(registry: &Registry, now: Timestamp, format: Format) -> Str
     tasks(&mut e, &agents, now);
     waits(&mut e, &agents);
     agent_families(&mut e, &agents);
+    if let Some(queue) = &registry.otlp {
+        let name = "a2a_watch_otlp_dropped_total";
+        e.family(
+            name,
+            "counter",
+            "Spans not exported: the oldest when the queue was full, or a batch the collector did not take after retries.",
+        );
+        e.sample(name, &[], queue.dropped());
+    }
     if format == Format::OpenMetrics {
         e.out.push_str("# EOF\n");
     }

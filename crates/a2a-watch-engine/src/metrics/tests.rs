@@ -230,3 +230,19 @@ fn openmetrics_names_counter_families_without_total_and_ends_with_eof() {
     assert_eq!(Format::accepting(Some("text/plain")), Format::Text);
     assert_eq!(Format::accepting(None), Format::Text);
 }
+
+#[test]
+fn the_otlp_drop_counter_is_there_only_when_spans_are_exported() {
+    let (_store, metrics) = watched();
+    assert_eq!(
+        samples(&metrics, 0, "a2a_watch_otlp_dropped_total"),
+        Vec::<String>::new()
+    );
+    metrics.count_otlp_drops(Arc::new(Queue::default()));
+    assert_eq!(
+        samples(&metrics, 0, "a2a_watch_otlp_dropped_total"),
+        ["a2a_watch_otlp_dropped_total 0"]
+    );
+    let text = metrics.render(ts(0), Format::OpenMetrics);
+    assert!(text.contains("# TYPE a2a_watch_otlp_dropped counter\n"), "{text}");
+}

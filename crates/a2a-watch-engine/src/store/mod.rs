@@ -31,7 +31,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use crate::a2a::shown::ShownUrl;
-use crate::event::{ActionId, ActionOutcome, AgentId, Health};
+use crate::event::{ActionId, ActionOutcome, AgentId, Call, Health};
 
 pub use types::{AgentEntry, Change, Counts, Cut, Journal, Limits, Move, Observer, TaskEntry, TaskKey, Transition};
 
@@ -55,8 +55,8 @@ pub struct Store {
     approvals: BTreeSet<(Timestamp, TaskKey)>,
     /// Tasks that may still move: not terminal, and not disowned by their agent (`settled`).
     unsettled: usize,
-    /// What became of the actions the user took, by id.
-    actions: HashMap<ActionId, (AgentId, ActionOutcome)>,
+    /// What became of the actions the user took, by id, and the call each made (if one was sent).
+    actions: HashMap<ActionId, (AgentId, ActionOutcome, Option<Box<Call>>)>,
     /// Tasks changed since the views last looked, so they move only those.
     journal: Vec<TaskKey>,
     /// Too much changed (or an agent was renamed): views rebuild.
@@ -119,7 +119,12 @@ impl Store {
     }
 
     pub fn action(&self, id: ActionId) -> Option<&ActionOutcome> {
-        self.actions.get(&id).map(|(_, outcome)| outcome)
+        self.actions.get(&id).map(|(_, outcome, _)| outcome)
+    }
+
+    /// The call an action made, once its outcome is known.
+    pub fn call(&self, id: ActionId) -> Option<&Call> {
+        self.actions.get(&id)?.2.as_deref()
     }
 
     pub fn len(&self) -> usize {

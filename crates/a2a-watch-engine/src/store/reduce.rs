@@ -15,7 +15,7 @@ use crate::a2a::{
     Artifact, Message, Metadata, StreamResponse, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
-use crate::event::{AgentId, AgentInfo, Event, Health, LocalServer, WatchMode};
+use crate::event::{AgentId, AgentInfo, Event, Health, LocalServer, TraceParent, WatchMode};
 
 /// Keeps the first `limits.artifacts` artifacts and `limits.parts` parts of each; says how
 /// many of each it dropped.
@@ -113,13 +113,23 @@ impl Store {
                 message,
                 seen,
             } => self.mark_not_found(agent, &task, message, seen),
-            Event::Tapped { agent, task, seen } => self.mark_tapped(agent, &task, seen),
+            Event::Tapped {
+                agent,
+                task,
+                seen,
+                trace,
+            } => self.mark_tapped(agent, &task, seen, trace),
             Event::Quiet { agent, task, since } => self.set_on_task(agent, &task, |t| &mut t.quiet_since, Some(since)),
             Event::TaskError { agent, task, message } => {
                 self.set_on_task(agent, &task, |t| &mut t.error, Some(message))
             }
-            Event::Action { agent, action, outcome } => {
-                self.actions.insert(action, (agent, outcome));
+            Event::Action {
+                agent,
+                action,
+                outcome,
+                call,
+            } => {
+                self.actions.insert(action, (agent, outcome, call));
                 Change::Action(action)
             }
         }
@@ -216,8 +226,11 @@ impl Store {
     }
 
     /// A row from the first word of it: what the planner saw of the task follows.
-    fn mark_tapped(&mut self, agent: AgentId, task: &str, seen: Timestamp) -> Change {
+    fn mark_tapped(&mut self, agent: AgentId, task: &str, seen: Timestamp, trace: Option<TraceParent>) -> Change {
         let entry = self.entry(agent, task, "", seen);
+        if entry.planner_trace.is_none() {
+            entry.planner_trace = trace.map(Box::new);
+        }
         if entry.tapped {
             Change::Nothing
         } else {
@@ -271,6 +284,7 @@ impl Store {
                 not_found: false,
                 quiet_since: None,
                 tapped: false,
+                planner_trace: None,
                 cut: Cut::default(),
             };
             map.insert(key.id, Box::new(entry));

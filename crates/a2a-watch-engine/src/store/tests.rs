@@ -487,7 +487,8 @@ fn action_outcomes_are_kept_by_id() {
         s.apply(Event::Action {
             agent: 1,
             action: 7,
-            outcome: failed.clone()
+            outcome: failed.clone(),
+            call: None,
         }),
         Change::Action(7)
     );
@@ -499,6 +500,7 @@ fn action_outcomes_are_kept_by_id() {
         agent: 1,
         action: 7,
         outcome: done.clone(),
+        call: None,
     });
     assert_eq!(s.action(7), Some(&done), "a retry's outcome replaces the failure");
 }

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use super::Store;
 use crate::a2a::shown::ShownUrl;
 use crate::a2a::{Artifact, Message, Metadata, StateClass, Task, TaskState, TaskStatus};
-use crate::event::{ActionId, AgentId, AgentInfo, Health, SignedCardAtTap, WatchMode};
+use crate::event::{ActionId, AgentId, AgentInfo, Health, SignedCardAtTap, TraceParent, WatchMode};
 
 /// A task is known by its agent and its id (ids are only unique per agent).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,6 +65,9 @@ pub struct TaskEntry {
     pub quiet_since: Option<Timestamp>,
     /// Seen in a planner's traffic through a tap (`Event::Tapped`).
     pub tapped: bool,
+    /// The planner's trace context, from the first send through a tap that named the task with
+    /// one: its traces span joins the planner's trace (issue 22). Boxed: most tasks have none.
+    pub planner_trace: Option<Box<TraceParent>>,
     /// What the limits left out, so the detail pane can say so.
     pub cut: Cut,
 }

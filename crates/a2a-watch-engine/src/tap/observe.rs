@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::a2a::sse::{self, DEFAULT_FRAME_LIMIT};
 use crate::a2a::wire::{jsonrpc, rest};
 use crate::a2a::{ListTasksResponse, StreamResponse};
-use crate::event::{self, AgentId, Event};
+use crate::event::{self, AgentId, Event, TraceParent};
 
 /// What one tap's observers may hold, across its exchanges: what is queued unread, the chunks
 /// read and not yet decoded, and the requests kept to tell the binding.
@@ -208,6 +208,8 @@ pub(super) struct Exchange {
     pub request: RequestCopy,
     pub status: u16,
     pub sse: bool,
+    /// The planner's `traceparent`, if its request carried a valid one.
+    pub trace: Option<TraceParent>,
 }
 
 /// The two bindings, told apart by the request: a JSON-RPC request names its method in a
@@ -236,6 +238,20 @@ pub(super) fn rpc_method(body: &[u8]) -> Option<String> {
     }
 }
 
+/// Whether the request sends a message (spec sections 9.4.1-2 and 11.3; 0.3's names too): the
+/// exchange that creates a task, whose trace context the task joins.
+fn sends(ex: &Exchange) -> bool {
+    match rpc_method(&ex.request.bytes) {
+        Some(method) => matches!(
+            method.as_str(),
+            "SendMessage" | "SendStreamingMessage" | "message/send" | "message/stream"
+        ),
+        None => {
+            ex.method == Method::POST && (ex.path.ends_with("/message:send") || ex.path.ends_with("/message:stream"))
+        }
+    }
+}
+
 fn binding(ex: &Exchange) -> Binding {
     match rpc_method(&ex.request.bytes) {
         Some(method) => Binding::JsonRpc {
@@ -251,6 +267,7 @@ fn binding(ex: &Exchange) -> Binding {
 /// Reads the response as it is passed on and hands its tasks and events to the store.
 pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) {
     let binding = binding(&ex);
+    let trace = ex.trace.filter(|_| sends(&ex));
     // The request is not kept while a stream lasts.
     let Exchange { agent, status, sse, .. } = ex;
     let read = chunks.read.clone();
@@ -270,7 +287,7 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
             // What was read is decoded, but for the start of the next frame (part of one chunk).
             read.release();
             if let Ok(event) = decode(&frame)
-                && events.send_all(as_events(agent, event)).await.is_err()
+                && events.send_all(as_events(agent, event, trace)).await.is_err()
             {
                 return;
             }
@@ -283,14 +300,14 @@ pub(super) async fn observe(ex: Exchange, chunks: Queue, events: event::Sender) 
         body.extend_from_slice(&chunk);
     }
     // The body stays counted (by the queue) until it is decoded, and not while the store waits.
-    let decoded = unary(agent, &binding, status, &body);
+    let decoded = unary(agent, &binding, status, &body, trace);
     drop(body);
     read.release();
     let _ = events.send_all(decoded).await;
 }
 
 /// The events in one whole response body.
-fn unary(agent: AgentId, binding: &Binding, status: u16, body: &[u8]) -> Vec<Event> {
+fn unary(agent: AgentId, binding: &Binding, status: u16, body: &[u8], trace: Option<TraceParent>) -> Vec<Event> {
     fn decoded<T: DeserializeOwned>(binding: &Binding, status: u16, body: &[u8]) -> Option<T> {
         match binding {
             Binding::JsonRpc { .. } => jsonrpc::decode("tapped response", body).ok(),
@@ -303,24 +320,30 @@ fn unary(agent: AgentId, binding: &Binding, status: u16, body: &[u8]) -> Vec<Eve
         let tasks = listed.map(|l| l.tasks).unwrap_or_default();
         return tasks
             .into_iter()
-            .flat_map(|t| as_events(agent, StreamResponse::Task(t)))
+            .flat_map(|t| as_events(agent, StreamResponse::Task(t), None))
             .collect();
     }
     // A Task (GetTask, CancelTask, a send) or a send's Message: one decoder reads all of them.
     decoded(binding, status, body)
-        .map(|event| as_events(agent, event))
+        .map(|event| as_events(agent, event, trace))
         .unwrap_or_default()
 }
 
 /// A whole task is a snapshot, anything else an update of the task it names, each said to be
-/// tapped first; a message outside any task concerns no row.
-fn as_events(agent: AgentId, event: StreamResponse) -> Vec<Event> {
+/// tapped first (with the planner's `trace` when the exchange was a send that carried one); a
+/// message outside any task concerns no row.
+fn as_events(agent: AgentId, event: StreamResponse, trace: Option<TraceParent>) -> Vec<Event> {
     let seen = Timestamp::now();
     let Some(task) = event.named_task().map(str::to_string) else {
         return Vec::new();
     };
     vec![
-        Event::Tapped { agent, task, seen },
+        Event::Tapped {
+            agent,
+            task,
+            seen,
+            trace,
+        },
         Event::from_stream(agent, event, seen),
     ]
 }
@@ -385,6 +408,7 @@ mod tests {
             request: copied(&Backlog::default(), request.as_bytes()).unwrap(),
             status: 200,
             sse: false,
+            trace: None,
         }
     }
 
@@ -421,24 +445,49 @@ mod tests {
     }
 
     #[test]
+    fn only_a_send_passes_the_planners_trace_on() {
+        let rpc = |method: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+        for send in [
+            exchange(Method::POST, "/", &rpc("SendMessage")),
+            exchange(Method::POST, "/", &rpc("SendStreamingMessage")),
+            exchange(Method::POST, "/", &rpc("message/stream")),
+            exchange(Method::POST, "/acme/message:send", r#"{"message":{}}"#),
+        ] {
+            assert!(sends(&send), "{}", send.path);
+        }
+        for other in [
+            exchange(Method::POST, "/", &rpc("GetTask")),
+            exchange(Method::POST, "/", &rpc("CancelTask")),
+            exchange(Method::GET, "/tasks/t-1", ""),
+            exchange(Method::POST, "/tasks/t-1:cancel", ""),
+        ] {
+            assert!(!sends(&other), "{}", other.path);
+        }
+        let trace = TraceParent::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        let task = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}}"#;
+        let events = unary(0, &Binding::JsonRpc { lists: false }, 200, task.as_bytes(), trace);
+        assert!(matches!(&events[0], Event::Tapped { trace: t, .. } if *t == trace && t.is_some()));
+    }
+
+    #[test]
     fn tasks_messages_and_listings_become_events_and_errors_none() {
         let rpc = Binding::JsonRpc { lists: false };
         let task = r#"{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}"#;
         assert_eq!(
-            ids(&unary(0, &rpc, 200, task.as_bytes())),
+            ids(&unary(0, &rpc, 200, task.as_bytes(), None)),
             [("tapped", "t-1".into()), ("snapshot", "t-1".into())]
         );
         let v03 = r#"{"jsonrpc":"2.0","id":1,"result":{"kind":"task","id":"t-3","contextId":"c","status":{"state":"working"}}}"#;
         assert_eq!(
-            ids(&unary(0, &rpc, 200, v03.as_bytes())),
+            ids(&unary(0, &rpc, 200, v03.as_bytes(), None)),
             [("tapped", "t-3".into()), ("snapshot", "t-3".into())]
         );
         let error = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#;
-        assert!(unary(0, &rpc, 200, error.as_bytes()).is_empty());
+        assert!(unary(0, &rpc, 200, error.as_bytes(), None).is_empty());
         let bare_message = r#"{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#;
-        assert!(unary(0, &Binding::Rest { lists: false }, 200, bare_message.as_bytes()).is_empty());
+        assert!(unary(0, &Binding::Rest { lists: false }, 200, bare_message.as_bytes(), None).is_empty());
         let listing = r#"{"tasks":[{"id":"a","contextId":"c","status":{"state":"TASK_STATE_WORKING"}},{"id":"b","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}],"nextPageToken":""}"#;
-        let listed = unary(0, &Binding::Rest { lists: true }, 200, listing.as_bytes());
+        let listed = unary(0, &Binding::Rest { lists: true }, 200, listing.as_bytes(), None);
         assert_eq!(
             ids(&listed),
             [
@@ -449,6 +498,6 @@ mod tests {
             ]
         );
         let not_found = r#"{"error":{"code":404,"status":"NOT_FOUND","message":"no"}}"#;
-        assert!(unary(0, &Binding::Rest { lists: false }, 404, not_found.as_bytes()).is_empty());
+        assert!(unary(0, &Binding::Rest { lists: false }, 404, not_found.as_bytes(), None).is_empty());
     }
 }

@@ -20,7 +20,7 @@ use url::Url;
 use super::{card, observe};
 use crate::a2a::client::read_body;
 use crate::a2a::discovery::CARD_LIMIT;
-use crate::event::{self, AgentId, Event, LocalServer, SignedCardAtTap};
+use crate::event::{self, AgentId, Event, LocalServer, SignedCardAtTap, TraceParent};
 use crate::local_server::{self, Handler};
 
 pub(super) struct Tap {
@@ -133,6 +133,17 @@ fn not_forwarded(method: &http::Method, path: &str) -> Option<&'static str> {
     }
 }
 
+/// The planner's trace context: one valid `traceparent` (W3C Trace Context section 3.2; a
+/// request with several is not in a trace, section 3.2.1). Read, never changed: the header goes
+/// on with the others.
+fn planner_trace(headers: &HeaderMap) -> Option<TraceParent> {
+    let mut values = headers.get_all("traceparent").iter();
+    match (values.next(), values.next()) {
+        (Some(only), None) => TraceParent::parse(only.to_str().ok()?),
+        _ => None,
+    }
+}
+
 /// A short plain answer of the tap's own (never with a URL or a header in it).
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
     local_server::plain(status, "tap", text)
@@ -201,6 +212,7 @@ async fn handle(tap: Arc<Tap>, local: SocketAddr, req: Request<Incoming>) -> Res
         request,
         status: status.as_u16(),
         sse: is_sse,
+        trace: planner_trace(&parts.headers),
     };
     observed_response(&tap, exchange, headers, upstream)
 }
@@ -329,6 +341,19 @@ mod tests {
         let out = end_to_end(&h);
         let names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
         assert_eq!(names, ["authorization", "a2a-version"]);
+    }
+
+    #[test]
+    fn the_planners_trace_is_one_valid_traceparent() {
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let mut h = HeaderMap::new();
+        assert_eq!(planner_trace(&h), None);
+        h.insert("traceparent", valid.parse().unwrap());
+        assert_eq!(planner_trace(&h), TraceParent::parse(valid));
+        h.append("traceparent", valid.parse().unwrap());
+        assert_eq!(planner_trace(&h), None, "two are none");
+        h.insert("traceparent", "00-zz".parse().unwrap());
+        assert_eq!(planner_trace(&h), None);
     }
 
     #[test]

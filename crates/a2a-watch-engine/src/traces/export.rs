@@ -9,21 +9,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use opentelemetry_otlp::{Protocol, WithExportConfig};
+use opentelemetry_otlp::{Protocol, RetryPolicy, WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter as _};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-/// Spans held while the collector is slow or away; past it the oldest are dropped.
+/// Spans held while the collector is slow or away; past it the oldest are dropped. The batch being
+/// sent (and retried) is held beside them.
 pub const QUEUE_CAPACITY: usize = 2048;
 /// Spans per export request.
 const BATCH: usize = 512;
 /// How long a span may wait for a batch to fill.
 const LINGER: Duration = Duration::from_millis(500);
-/// Failed exports in a row that are logged; after them a collector that stays down is quiet
-/// (issue 22: at most 3 lines).
-const LOGGED_FAILURES: u64 = 3;
+/// Tries a batch gets before its spans are dropped (issue 22: retried with backoff, not dropped
+/// at once). The exporter makes them (`RetryPolicy`): only what OTLP calls retryable (no answer,
+/// 429, 502, 503, 504, their gRPC kin), and it honours a collector's `Retry-After`.
+const ATTEMPTS: usize = 3;
+/// The wait before the second try; doubled before each further one, up to `BACKOFF_MAX`. While
+/// the collector stays down, the next batch waits as long after a batch given up on.
+const BACKOFF_FIRST: Duration = Duration::from_millis(500);
+const BACKOFF_MAX: Duration = Duration::from_secs(4);
+/// Randomness added to each retry's wait, so that many a2a-watch do not retry in step.
+const JITTER: Duration = Duration::from_millis(100);
 /// What a flush on exit may take (issue 22: flush on exit within 2 s).
 pub const FLUSH_WITHIN: Duration = Duration::from_secs(2);
 
@@ -91,6 +99,8 @@ pub struct Queue {
     spans: Mutex<VecDeque<SpanData>>,
     ready: Notify,
     closing: AtomicBool,
+    /// Wakes the sender from a backoff on exit.
+    closed: Notify,
     dropped: AtomicU64,
     failed: AtomicU64,
 }
@@ -111,12 +121,26 @@ impl Queue {
         }
     }
 
-    /// Spans dropped so far because the queue was full (`a2a_watch_otlp_dropped_total`).
+    /// Spans dropped so far: the oldest when the queue was full, and the batches the collector
+    /// did not take in `ATTEMPTS` tries (`a2a_watch_otlp_dropped_total`).
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Export requests that failed in a row; 0 once one gets through (the title's warning).
+    /// How the export goes, for the dashboard's title and footer.
+    pub fn status(&self) -> ExportStatus {
+        ExportStatus {
+            failing: self.failing() > 0,
+            dropped: self.dropped(),
+        }
+    }
+
+    /// A batch of `spans` given up on.
+    fn lost(&self, spans: usize) {
+        self.dropped.fetch_add(spans as u64, Ordering::Relaxed);
+    }
+
+    /// Batches that failed in a row; 0 once one gets through (the title's warning).
     pub fn failing(&self) -> u64 {
         self.failed.load(Ordering::Relaxed)
     }
@@ -126,6 +150,16 @@ impl Queue {
         let n = spans.len().min(BATCH);
         spans.drain(..n).collect()
     }
+}
+
+/// How the export goes, as the dashboard shows it (issue 22): a warning on the title while the
+/// collector fails, the spans dropped on the footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExportStatus {
+    /// The last batch was not taken, after its retries.
+    pub failing: bool,
+    /// `Queue::dropped`.
+    pub dropped: u64,
 }
 
 /// Why no exporter could be made: a malformed endpoint, mostly.
@@ -145,22 +179,30 @@ impl Exporting {
     /// starts sending what `queue` gets.
     pub fn start(settings: &Settings, queue: Arc<Queue>) -> Result<Exporting, BuildError> {
         let builder = opentelemetry_otlp::SpanExporter::builder();
+        let retries = RetryPolicy::recommended()
+            .with_max_retries(ATTEMPTS - 1)
+            .with_initial_delay(BACKOFF_FIRST)
+            .with_max_delay(BACKOFF_MAX)
+            .with_max_jitter(JITTER);
         let mut exporter = if settings.grpc {
             builder
                 .with_tonic()
                 .with_protocol(Protocol::Grpc)
                 .with_endpoint(settings.export_url())
+                .with_retry_policy(retries)
                 .build()
         } else {
             builder
                 .with_http()
                 .with_protocol(Protocol::HttpBinary)
                 .with_endpoint(settings.export_url())
+                .with_retry_policy(retries)
                 .build()
         }
         .map_err(|e| BuildError(e.to_string()))?;
         exporter.set_resource(&resource());
-        let task = tokio::spawn(send_batches(exporter, queue.clone()));
+        let collector = Collector::at(&settings.export_url());
+        let task = tokio::spawn(send_batches(exporter, queue.clone(), collector));
         Ok(Exporting { queue, task })
     }
 
@@ -168,6 +210,7 @@ impl Exporting {
     pub async fn flush(self) {
         self.queue.closing.store(true, Ordering::Relaxed);
         self.queue.ready.notify_one();
+        self.queue.closed.notify_one();
         let mut task = self.task;
         if tokio::time::timeout(FLUSH_WITHIN, &mut task).await.is_err() {
             task.abort();
@@ -176,8 +219,69 @@ impl Exporting {
     }
 }
 
-/// Batches from `queue` to `exporter` until closed and empty.
-async fn send_batches(exporter: opentelemetry_otlp::SpanExporter, queue: Arc<Queue>) {
+/// The wait before the next batch after `failed` batches failed in a row: 0.5 s, 1 s, 2 s, then 4 s.
+fn backoff(failed: u64) -> Duration {
+    let doublings = u32::try_from(failed.saturating_sub(1)).unwrap_or(u32::MAX).min(3);
+    (BACKOFF_FIRST * 2u32.pow(doublings)).min(BACKOFF_MAX)
+}
+
+/// What the log says of the collector (issue 22: one warning, not a stream): two lines while it
+/// stays down, its first failure and the next with the spans dropped so far, and one when it
+/// takes spans again.
+struct Collector {
+    /// Where it is, as the log names it: scheme, host and port, never a credential or query.
+    origin: String,
+    /// Spans dropped before the outage began, while it lasts.
+    outage: Option<u64>,
+    /// A second failure in this outage was logged.
+    told_again: bool,
+}
+
+impl Collector {
+    fn at(url: &str) -> Collector {
+        let origin = url::Url::parse(url).map_or_else(|_| "the collector".into(), |u| u.origin().ascii_serialization());
+        Collector {
+            origin,
+            outage: None,
+            told_again: false,
+        }
+    }
+
+    /// A batch of `spans` given up on, after `queue` counted it.
+    fn failed(&mut self, queue: &Queue, spans: usize, error: &str) {
+        // A gRPC collector's status message is its own text (README "Security").
+        let error = crate::text::one_line(error);
+        let origin = &self.origin;
+        match self.outage {
+            None => {
+                self.outage = Some(queue.dropped() - spans as u64);
+                tracing::warn!(
+                    "OTLP: {origin} does not take spans ({error}); {spans} dropped after {ATTEMPTS} tries, \
+                     the next batches wait with backoff"
+                );
+            }
+            Some(before) if !self.told_again => {
+                self.told_again = true;
+                let dropped = queue.dropped() - before;
+                tracing::warn!("OTLP: {origin} still fails ({error}); spans dropped so far: {dropped}");
+            }
+            Some(_) => {}
+        }
+    }
+
+    fn succeeded(&mut self, queue: &Queue) {
+        if let Some(before) = self.outage.take() {
+            self.told_again = false;
+            let dropped = queue.dropped() - before;
+            tracing::info!("OTLP: {} takes spans again ({dropped} dropped meanwhile)", self.origin);
+        }
+    }
+}
+
+/// Batches from `queue` to `exporter` until closed and empty. A batch the exporter could not send
+/// in `ATTEMPTS` tries is dropped and counted, and the next waits `backoff`, while the queue keeps
+/// taking spans (and dropping the oldest when full). On exit a failure ends the flush.
+async fn send_batches(exporter: opentelemetry_otlp::SpanExporter, queue: Arc<Queue>, mut collector: Collector) {
     loop {
         let closing = queue.closing.load(Ordering::Relaxed);
         let batch = queue.take_batch();
@@ -191,21 +295,17 @@ async fn send_batches(exporter: opentelemetry_otlp::SpanExporter, queue: Arc<Que
         let spans = batch.len();
         match exporter.export(batch).await {
             Ok(()) => {
-                if queue.failed.swap(0, Ordering::Relaxed) > 0 {
-                    tracing::info!("OTLP: the collector takes spans again");
-                }
+                queue.failed.store(0, Ordering::Relaxed);
+                collector.succeeded(&queue);
             }
             Err(e) => {
                 let failed = queue.failed.fetch_add(1, Ordering::Relaxed) + 1;
-                if failed <= LOGGED_FAILURES {
-                    tracing::warn!("OTLP: {spans} spans not exported: {e}");
-                }
+                queue.lost(spans);
+                collector.failed(&queue, spans, &e.to_string());
                 if closing {
                     return;
                 }
-                // Backs off while the collector stays down, up to 30 s between tries.
-                let wait = LINGER * 2u32.saturating_pow(failed.min(6) as u32);
-                tokio::time::sleep(wait.min(Duration::from_secs(30))).await;
+                let _ = tokio::time::timeout(backoff(failed), queue.closed.notified()).await;
             }
         }
     }
@@ -214,6 +314,18 @@ async fn send_batches(exporter: opentelemetry_otlp::SpanExporter, queue: Arc<Que
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_half_a_second_to_four() {
+        let waits: Vec<u128> = (1..=6).map(|failed| backoff(failed).as_millis()).collect();
+        assert_eq!(waits, [500, 1000, 2000, 4000, 4000, 4000]);
+    }
+
+    #[test]
+    fn the_log_names_the_collector_by_its_origin_without_credentials_or_query() {
+        let collector = Collector::at("https://user:s3cret@collector.example:4318/v1/traces?key=k3y");
+        assert_eq!(collector.origin, "https://collector.example:4318");
+    }
 
     #[test]
     fn a_base_url_gets_the_traces_path_once() {

@@ -10,8 +10,17 @@
 //! - One event per state change (`a2a.task.status`; the status text only with
 //!   `--otlp-include-text`) and per artifact (id, name, size in bytes; never content).
 //! - Status ERROR for FAILED and REJECTED, the status text sanitised and cut as description.
-//! - A task whose messages' `referenceTaskIds` (A2A 1.0 `Message`) name a task seen is that
+//! - A task a planner created through a tap, with a W3C `traceparent` on its send, is the child
+//!   of the planner's span in the planner's trace (the tap passes the header on as it came), and
+//!   sent whatever its sampled flag says: `--otlp` asks for every task.
+//!   Else a task whose messages' `referenceTaskIds` (A2A 1.0 `Message`) name a task seen is that
 //!   task's child, in its trace; otherwise its trace is its context's (`ids`).
+//! - a2a-watch's own calls that change something (a new task, an answer, an approval, a cancel)
+//!   are `a2a.client` spans, kind CLIENT, named by the A2A method (`SendMessage`,
+//!   `SendStreamingMessage`, `CancelTask`), from when the call was sent to its outcome: children
+//!   of the span of the task they concern (a new task's, once it has an id), with `error.type`
+//!   and status ERROR when the call failed. The outcome's words are the ERROR's description only
+//!   with `--otlp-include-text` (they may quote the agent's reply).
 
 mod export;
 mod ids;
@@ -25,12 +34,12 @@ use std::time::SystemTime;
 use jiff::Timestamp;
 use opentelemetry::trace::{Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState};
 use opentelemetry::{InstrumentationScope, KeyValue};
-use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
 
-pub use export::{BuildError, Exporting, FLUSH_WITHIN, QUEUE_CAPACITY, Queue, Settings};
+pub use export::{BuildError, ExportStatus, Exporting, FLUSH_WITHIN, QUEUE_CAPACITY, Queue, Settings};
 
 use crate::a2a::{Artifact, PartContent, TaskState};
-use crate::event::AgentId;
+use crate::event::{ActionId, ActionOutcome, AgentId, Call};
 use crate::store::{AgentEntry, Change, Move, Observer, Store, TaskEntry, TaskKey};
 
 /// The attribute and event names (issue 22; the `a2a.*` ones are ours until the draft settles).
@@ -50,6 +59,8 @@ pub mod keys {
     pub const ARTIFACT_ID: &str = "a2a.artifact.id";
     pub const ARTIFACT_NAME: &str = "a2a.artifact.name";
     pub const ARTIFACT_SIZE: &str = "a2a.artifact.size";
+    pub const RPC_METHOD: &str = "rpc.method";
+    pub const ERROR_TYPE: &str = "error.type";
 }
 
 /// Events kept a span; later ones are counted as dropped (a task that flaps for hours).
@@ -86,6 +97,24 @@ impl AgentLabels {
             protocol: agent.info.as_ref().map(|i| i.version.label()),
         }
     }
+
+    /// What every span about this agent says of it.
+    fn attributes(&self) -> Vec<KeyValue> {
+        let mut attributes = vec![
+            KeyValue::new(keys::WATCH_AGENT, self.shown.clone()),
+            KeyValue::new(keys::SERVER_ADDRESS, self.host.clone()),
+        ];
+        if let Some(protocol) = self.protocol {
+            attributes.push(KeyValue::new(keys::PROTOCOL_VERSION, protocol));
+        }
+        if let Some(name) = &self.card_name {
+            attributes.push(KeyValue::new(keys::AGENT_NAME, name.clone()));
+        }
+        if let Some(port) = self.port {
+            attributes.push(KeyValue::new(keys::SERVER_PORT, i64::from(port)));
+        }
+        attributes
+    }
 }
 
 /// A task's span until it ends.
@@ -94,6 +123,8 @@ struct OpenSpan {
     trace: TraceId,
     span: SpanId,
     parent: SpanId,
+    /// The parent is the planner's span, in another process.
+    parent_is_remote: bool,
     context_id: Arc<str>,
     start: SystemTime,
     state: TaskState,
@@ -128,6 +159,8 @@ pub struct Spans {
     /// that references it becomes its child.
     ended: HashMap<TaskKey, (TraceId, SpanId)>,
     scope: InstrumentationScope,
+    /// The `a2a.client` spans' ids: each call is its own, so random ones (the SDK's).
+    call_ids: RandomIdGenerator,
 }
 
 impl Spans {
@@ -141,11 +174,17 @@ impl Spans {
             scope: InstrumentationScope::builder("a2a-watch")
                 .with_version(env!("CARGO_PKG_VERSION"))
                 .build(),
+            call_ids: RandomIdGenerator::default(),
         }
     }
 
     /// One event applied to `store` (`store::Observer`).
-    fn applied(&mut self, store: &Store, change: &Change, moved: Option<&Move>) {
+    fn applied(&mut self, store: &Store, agent: AgentId, change: &Change, moved: Option<&Move>) {
+        if let Change::Action(action) = change
+            && let Some(call) = store.call(*action)
+        {
+            self.called(store, agent, *action, call);
+        }
         if let Change::Agent(id) = change
             && let Some(entry) = store.agents.get(*id)
         {
@@ -199,20 +238,28 @@ impl Spans {
         }
     }
 
-    /// A new task's span: its ids, its parent (a referenced task seen) and its start.
+    /// A new task's span: its ids, its parent (the planner's span, or a referenced task seen)
+    /// and its start.
     fn opened(&self, store: &Store, task: &TaskEntry, first_known: Timestamp) -> OpenSpan {
         let labels = self.agents.get(task.key.agent).cloned().unwrap_or_default();
-        let referenced = task
-            .history
-            .iter()
-            .flat_map(|m| &m.reference_task_ids)
-            .find_map(|id| self.span_of(store, task.key.agent, id));
-        let (trace, parent) =
-            referenced.unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
+        let planner = (task.planner_trace.as_deref()).map(|planner| {
+            (
+                TraceId::from_bytes(planner.trace_id),
+                SpanId::from_bytes(planner.parent_id),
+            )
+        });
+        let referenced = || {
+            (task.history.iter())
+                .flat_map(|m| &m.reference_task_ids)
+                .find_map(|id| self.span_of(store, task.key.agent, id))
+        };
+        let (trace, parent) = (planner.or_else(referenced))
+            .unwrap_or((ids::context_trace(&labels.origin, &task.context), SpanId::INVALID));
         OpenSpan {
             trace,
             span: ids::task_span(&labels.origin, &task.key.id),
             parent,
+            parent_is_remote: planner.is_some(),
             context_id: task.context.clone(),
             start: system_time(first_known),
             state: TaskState::Unspecified,
@@ -234,6 +281,72 @@ impl Spans {
                 .get(&key)
                 .copied()
                 .or_else(|| self.open.get(&key).map(|open| (open.trace, open.span)))
+        })
+    }
+
+    /// Sends the `a2a.client` span of one of a2a-watch's own calls, once its outcome is known.
+    fn called(&mut self, store: &Store, agent: AgentId, action: ActionId, call: &Call) {
+        let labels = self.agents.get(agent).cloned().unwrap_or_default();
+        let task = (call.task.as_deref()).map(|id| TaskKey { agent, id: id.into() });
+        let entry = task.as_ref().and_then(|key| store.task(key));
+        let context = entry.map(|t| &*t.context).or(call.context.as_deref());
+        let (trace, parent) = match (
+            task.as_ref().and_then(|key| self.task_span(&labels, key, entry)),
+            context,
+        ) {
+            (Some(parent), _) => parent,
+            (None, Some(context)) => (ids::context_trace(&labels.origin, context), SpanId::INVALID),
+            (None, None) => (self.call_ids.new_trace_id(), SpanId::INVALID),
+        };
+        let mut attributes = vec![KeyValue::new(keys::RPC_METHOD, call.method.name())];
+        if let Some(key) = &task {
+            attributes.push(KeyValue::new(keys::TASK_ID, key.id.to_string()));
+        }
+        if let Some(context) = context {
+            attributes.push(KeyValue::new(keys::CONVERSATION_ID, context.to_string()));
+        }
+        attributes.extend(labels.attributes());
+        let status = match (&call.error_type, store.action(action)) {
+            (None, _) => Status::Unset,
+            (Some(error_type), outcome) => {
+                attributes.push(KeyValue::new(keys::ERROR_TYPE, error_type.clone()));
+                match outcome {
+                    Some(ActionOutcome::Failed { message }) if self.include_text => Status::error(cut(message)),
+                    _ => Status::error(""),
+                }
+            }
+        };
+        let start = system_time(call.sent);
+        self.queue.push(SpanData {
+            span_context: SpanContext::new(
+                trace,
+                self.call_ids.new_span_id(),
+                TraceFlags::SAMPLED,
+                false,
+                TraceState::default(),
+            ),
+            parent_span_id: parent,
+            parent_span_is_remote: false,
+            span_kind: SpanKind::Client,
+            name: call.method.name().into(),
+            start_time: start,
+            end_time: system_time(call.ended).max(start),
+            attributes,
+            dropped_attributes_count: 0,
+            events: SpanEvents::default(),
+            links: SpanLinks::default(),
+            status,
+            instrumentation_scope: self.scope.clone(),
+        });
+    }
+
+    /// The ids of `key`'s span, open or sent; one not opened yet has the ids it will open with,
+    /// unless what it has not said yet (a reference, a planner's trace) moves it.
+    fn task_span(&self, labels: &AgentLabels, key: &TaskKey, entry: Option<&TaskEntry>) -> Option<(TraceId, SpanId)> {
+        let span = self.open.get(key).map(|open| (open.trace, open.span));
+        span.or_else(|| self.ended.get(key).copied()).or_else(|| {
+            let context = ids::context_trace(&labels.origin, &entry?.context);
+            Some((context, ids::task_span(&labels.origin, &key.id)))
         })
     }
 
@@ -271,18 +384,8 @@ fn span_data(
         KeyValue::new(keys::TASK_ID, key.id.to_string()),
         KeyValue::new(keys::TASK_STATE, open.state.proto_name().to_string()),
         KeyValue::new(keys::CONVERSATION_ID, open.context_id.to_string()),
-        KeyValue::new(keys::WATCH_AGENT, labels.shown.clone()),
-        KeyValue::new(keys::SERVER_ADDRESS, labels.host.clone()),
     ];
-    if let Some(protocol) = labels.protocol {
-        attributes.push(KeyValue::new(keys::PROTOCOL_VERSION, protocol));
-    }
-    if let Some(name) = &labels.card_name {
-        attributes.push(KeyValue::new(keys::AGENT_NAME, name.clone()));
-    }
-    if let Some(port) = labels.port {
-        attributes.push(KeyValue::new(keys::SERVER_PORT, i64::from(port)));
-    }
+    attributes.extend(labels.attributes());
     if unfinished {
         attributes.push(KeyValue::new(keys::UNFINISHED, true));
     }
@@ -296,7 +399,7 @@ fn span_data(
     SpanData {
         span_context: SpanContext::new(open.trace, open.span, TraceFlags::SAMPLED, false, TraceState::default()),
         parent_span_id: open.parent,
-        parent_span_is_remote: false,
+        parent_span_is_remote: open.parent_is_remote,
         span_kind: SpanKind::Client,
         name: format!("a2a.task {}", labels.shown).into(),
         start_time: open.start,
@@ -362,8 +465,8 @@ impl Traces {
 }
 
 impl Observer for Traces {
-    fn applied(&mut self, store: &Store, _agent: AgentId, change: &Change, moved: Option<&Move>) {
+    fn applied(&mut self, store: &Store, agent: AgentId, change: &Change, moved: Option<&Move>) {
         let mut spans = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        spans.applied(store, change, moved);
+        spans.applied(store, agent, change, moved);
     }
 }

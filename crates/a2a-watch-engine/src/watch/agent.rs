@@ -1,6 +1,7 @@
 //! One agent: read its card (retrying while it is unreachable), list its tasks again and again
-//! (statusTimestampAfter fetches only what changed), and keep a watcher on every live task, up to
-//! a cap on open streams; tasks over the cap are followed through the listing alone.
+//! (statusTimestampAfter fetches only what changed; rarely while every live task is streamed:
+//! `cadence`), and keep a watcher on every live task, up to a cap on open streams; tasks over the
+//! cap are followed through the listing alone.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -9,12 +10,14 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
+use super::cadence::{Cadence, Coverage, Listing};
 use super::task::{Ended, OpenStreams, TaskWatch, names_another_task};
 use super::{AgentSpec, Credential, WatchOptions, backoff, refresh_after, wait_after};
 use crate::a2a::auth::{self, Secret, TokenSource};
 use crate::a2a::{Client, Error, ListTasksRequest, ProtocolVersion, SendMessageRequest, StreamResponse, Task};
-use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Command, Event, Health};
+use crate::event::{ActionId, ActionOutcome, AgentId, AgentInfo, Call, Command, Event, Health, Method};
 
 /// Every this many listings, list everything rather than only what changed, to heal gaps.
 const FULL_LISTING_EVERY: u32 = 20;
@@ -65,9 +68,17 @@ struct Watched {
     refresh_failed: Option<Health>,
 }
 
+impl Watched {
+    /// Whether the task has a watcher, waits for a slot, or rests before it is watched again.
+    fn follows(&self, id: &str) -> bool {
+        self.live.contains(id) || self.queued.contains(id) || self.resting.contains(id)
+    }
+}
+
 /// What the agent's loop keeps from one listing to the next.
-#[derive(Default)]
 struct Listings {
+    /// When the next listing is due.
+    cadence: Cadence,
     /// How many listings began: every `FULL_LISTING_EVERY`th lists everything.
     count: u32,
     /// The newest status stamp of the last listing read whole: the next asks only for newer.
@@ -76,6 +87,16 @@ struct Listings {
     failures: u32,
     /// Whether the last listing had more pages than it reads.
     cut: bool,
+}
+
+/// What one listing found, page by page.
+struct Found {
+    /// The newest status stamp seen.
+    newest: Option<Timestamp>,
+    /// A live task nobody followed yet.
+    new_task: bool,
+    /// A row stamped before the `statusTimestampAfter` asked.
+    older: bool,
 }
 
 /// Tasks waiting for a stream, in order, with a set beside the order so that asking whether a
@@ -90,6 +111,10 @@ struct Queue {
 impl Queue {
     fn contains(&self, id: &str) -> bool {
         self.members.contains(id)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
     }
 
     fn push_back(&mut self, id: String, listed: Listed) {
@@ -348,7 +373,9 @@ impl AgentWatcher {
                     Some(Command::Send { action, .. } | Command::Cancel { action, .. }) => {
                         let message = format!("{} is not connected yet; try again once it is", self.spec.label());
                         let outcome = ActionOutcome::Failed { message };
-                        if !self.send(Event::Action { agent: self.id, action, outcome }).await {
+                        // Nothing was sent: no call to trace.
+                        let refused = Event::Action { agent: self.id, action, outcome, call: None };
+                        if !self.send(refused).await {
                             return false;
                         }
                     }
@@ -401,13 +428,24 @@ impl AgentWatcher {
         healthy: &Health,
     ) {
         let lists_tasks = lists_tasks(client);
-        let mut ticker = tokio::time::interval(self.spec.poll_interval.max(Duration::from_millis(100)));
+        let poll = self.spec.poll_interval.max(Duration::from_millis(100));
+        let mut ticker = tokio::time::interval(poll);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut listings = Listings::default();
+        let mut listings = Listings {
+            cadence: Cadence::new(poll, self.opts.streamed_list_interval, Instant::now()),
+            count: 0,
+            since: None,
+            failures: 0,
+            cut: false,
+        };
         loop {
             let go_on = tokio::select! {
                 _ = ticker.tick(), if lists_tasks => {
-                    self.list(client, watched, &mut listings, healthy, &mut ticker).await
+                    if listings.cadence.due(Instant::now(), self.coverage(watched)) {
+                        self.list(client, watched, &mut listings, healthy, &mut ticker).await
+                    } else {
+                        true
+                    }
                 }
                 cmd = commands.recv() => self.command(client, watched, cmd),
                 Some(done) = watched.refreshing.join_next() => match done {
@@ -469,6 +507,19 @@ impl AgentWatcher {
         }
     }
 
+    /// Whether every live task has its subscription open, and how many times one lapsed.
+    fn coverage(&self, watched: &Watched) -> Coverage {
+        let (open, lapses) = self.open.tally();
+        // Open streams are of watched tasks only, so equal counts mean every one is streamed.
+        // An agent with no live task stays at `poll`: its quiet listing is one small response,
+        // and a task started elsewhere (a question, an approval) shows within `poll`.
+        let all_streamed = !watched.live.is_empty()
+            && watched.queued.is_empty()
+            && watched.resting.is_empty()
+            && open == watched.live.len();
+        Coverage { all_streamed, lapses }
+    }
+
     /// One listing: everything every `FULL_LISTING_EVERY`th time, otherwise only what changed
     /// since the last. Each page goes to the store as it comes: a listing of 100,000 tasks is
     /// never held whole. False once the app is gone.
@@ -482,11 +533,17 @@ impl AgentWatcher {
     ) -> bool {
         let full = listings.count.is_multiple_of(FULL_LISTING_EVERY);
         listings.count += 1;
-        let req = self.list_request(if full { None } else { listings.since });
+        listings.cadence.began(Instant::now());
+        let since = if full { None } else { listings.since };
+        let req = self.list_request(since);
         let mut pages = client.pages(&req, self.opts.max_pages);
-        // Taken as `since` only once every page is read: pages not read yet hold older changes
-        // that the next listing must still ask for.
-        let mut newest = listings.since;
+        // `newest` is taken as `since` only once every page is read: pages not read yet hold
+        // older changes that the next listing must still ask for.
+        let mut found = Found {
+            newest: listings.since,
+            new_task: false,
+            older: false,
+        };
         let listed = loop {
             let tasks = match pages.next().await {
                 Ok(Some(tasks)) => tasks,
@@ -499,33 +556,47 @@ impl AgentWatcher {
                     return false;
                 }
             }
-            if !self.take_page(client, watched, tasks, &mut newest).await {
+            if !self.take_page(client, watched, tasks, since, &mut found).await {
                 return false;
             }
         };
+        let listing = match listed {
+            Ok(false) if !found.new_task => Listing::Calm,
+            _ => Listing::Missed,
+        };
+        listings.cadence.ended(Instant::now(), listing);
+        if found.older && listings.cadence.filter_ignored() {
+            tracing::info!(
+                agent = self.id,
+                "the agent ignores statusTimestampAfter: it is listed every poll_interval"
+            );
+        }
         match listed {
             Ok(cut) => {
-                listings.since = newest;
+                listings.since = found.newest;
                 self.listing_cut(listings, cut).await
             }
             Err(e) => self.listing_failed(watched, listings, &e, ticker).await,
         }
     }
 
-    /// One page of a listing: its tasks to the store, a watcher for each live one, and `newest`
-    /// moved to the latest status stamp seen. False once the app is gone.
+    /// One page of a listing (asked for changes after `since`, if any): its tasks to the store,
+    /// a watcher for each live one, and what it found noted. False once the app is gone.
     async fn take_page(
         &self,
         client: &Arc<Client>,
         watched: &mut Watched,
         tasks: Vec<Task>,
-        newest: &mut Option<Timestamp>,
+        since: Option<Timestamp>,
+        found: &mut Found,
     ) -> bool {
         for task in tasks {
             if let Some(ts) = task.status.timestamp {
-                *newest = Some(newest.map_or(ts, |s| s.max(ts)));
+                found.newest = Some(found.newest.map_or(ts, |s| s.max(ts)));
+                found.older |= since.is_some_and(|since| ts < since);
             }
             let live = !task.status.state.is_terminal();
+            found.new_task |= live && !watched.follows(&task.id);
             let id = task.id.clone();
             if !self
                 .send(Event::Snapshot {
@@ -607,7 +678,7 @@ impl AgentWatcher {
     /// Watches a task now, or when a slot frees. `stuck` carries a hung subscription's count
     /// into the next watcher, so its backoff keeps growing.
     fn want(&self, client: &Arc<Client>, watched: &mut Watched, id: String, stuck: u32, listed: Listed) {
-        if watched.live.contains(&id) || watched.queued.contains(&id) || watched.resting.contains(&id) {
+        if watched.follows(&id) {
             return;
         }
         if watched.watchers.len() >= self.opts.max_streams {
@@ -665,14 +736,42 @@ struct Act {
     first_byte: Duration,
 }
 
+/// One action's call under way: the action, and what its outcome will say of the call.
+struct Asked {
+    action: ActionId,
+    call: Call,
+}
+
+impl Asked {
+    /// A call of `method` for `action` about to be sent, on the task and context it names.
+    fn new(action: ActionId, method: Method, task: Option<&str>, context: Option<&str>) -> Asked {
+        let now = Timestamp::now();
+        let call = Call {
+            method,
+            task: task.map(str::to_string),
+            context: context.map(str::to_string),
+            sent: now,
+            ended: now,
+            error_type: None,
+        };
+        Asked { action, call }
+    }
+}
+
 impl Act {
-    async fn outcome(&self, action: ActionId, outcome: ActionOutcome) {
+    async fn outcome(&self, asked: Asked, outcome: ActionOutcome) {
+        let Asked { action, mut call } = asked;
+        call.ended = Timestamp::now();
+        if let ActionOutcome::Done { task: Some(task) } = &outcome {
+            call.task = Some(task.clone());
+        }
         let _ = self
             .events
             .send(Event::Action {
                 agent: self.agent,
                 action,
                 outcome,
+                call: Some(Box::new(call)),
             })
             .await;
     }
@@ -688,15 +787,22 @@ impl Act {
             .is_ok()
     }
 
-    async fn fail(&self, action: ActionId, message: String) {
-        self.outcome(action, ActionOutcome::Failed { message }).await;
+    /// A failed call, `error_type` saying what kind of failure (`Call::error_type`).
+    async fn fail(&self, mut asked: Asked, error_type: String, message: String) {
+        asked.call.error_type = Some(error_type);
+        self.outcome(asked, ActionOutcome::Failed { message }).await;
     }
 
     /// A call the agent refused: reported, and after a 401 the credential is refreshed, so that
     /// retrying the action uses the new one.
-    async fn refused(&self, action: ActionId, e: &Error) {
+    async fn refused(&self, asked: Asked, e: &Error) {
         refresh_after(e, &self.myself);
-        self.fail(action, refusal(e)).await;
+        self.fail(asked, e.error_type(), refusal(e)).await;
+    }
+
+    /// No reply within `first_byte`.
+    async fn timed_out(&self, asked: Asked) {
+        self.fail(asked, "timeout".into(), self.no_reply()).await;
     }
 
     fn no_reply(&self) -> String {
@@ -711,8 +817,15 @@ impl Act {
     /// event that is a task, a message or an update counts as taken: an error frame, a frame that
     /// does not decode, a close with nothing, an HTTP error or silence is reported as a failure.
     async fn send(self, action: ActionId, request: Box<SendMessageRequest>) {
+        let method = if self.client.streams() {
+            Method::SendStreamingMessage
+        } else {
+            Method::SendMessage
+        };
+        let named = &request.message;
+        let asked = Asked::new(action, method, named.task_id.as_deref(), named.context_id.as_deref());
         let task = if self.client.streams() {
-            match self.send_streaming(action, &request).await {
+            match self.send_streaming(asked, &request).await {
                 Some(task) => task,
                 None => return,
             }
@@ -722,11 +835,11 @@ impl Act {
                 Ok(Ok(result)) => {
                     let task = result.named_task().map(str::to_string);
                     self.update(result).await;
-                    self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+                    self.outcome(asked, ActionOutcome::Done { task: task.clone() }).await;
                     task
                 }
-                Ok(Err(e)) => return self.refused(action, &e).await,
-                Err(_) => return self.fail(action, self.no_reply()).await,
+                Ok(Err(e)) => return self.refused(asked, &e).await,
+                Err(_) => return self.timed_out(asked).await,
             }
         };
         // The stream may close at any state (docs/protocol-notes.md, "Stream closes"): the watcher
@@ -737,7 +850,7 @@ impl Act {
     }
 
     /// The streaming send: None if it failed (reported), else the task it concerns, if any.
-    async fn send_streaming(&self, action: ActionId, request: &SendMessageRequest) -> Option<Option<String>> {
+    async fn send_streaming(&self, asked: Asked, request: &SendMessageRequest) -> Option<Option<String>> {
         use futures::StreamExt;
         let opening = async {
             let mut stream = self.client.send_streaming_message(request).await?;
@@ -747,23 +860,23 @@ impl Act {
         let (mut stream, first) = match tokio::time::timeout(self.first_byte, opening).await {
             Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
-                self.refused(action, &e).await;
+                self.refused(asked, &e).await;
                 return None;
             }
             Err(_) => {
-                self.fail(action, self.no_reply()).await;
+                self.timed_out(asked).await;
                 return None;
             }
         };
         let first = match first {
             Some(Ok(event)) => event,
             Some(Err(e)) => {
-                self.refused(action, &e).await;
+                self.refused(asked, &e).await;
                 return None;
             }
             None => {
-                self.fail(action, "the agent closed the stream without replying".into())
-                    .await;
+                let why = "the agent closed the stream without replying".to_string();
+                self.fail(asked, "refused".into(), why).await;
                 return None;
             }
         };
@@ -772,7 +885,7 @@ impl Act {
         if !self.update(first).await {
             return None;
         }
-        self.outcome(action, ActionOutcome::Done { task: task.clone() }).await;
+        self.outcome(asked, ActionOutcome::Done { task: task.clone() }).await;
         while let Some(item) = stream.next().await {
             // Past the first event the message was taken; what breaks later is the watcher's.
             let Ok(event) = item else { break };
@@ -798,13 +911,14 @@ impl Act {
     }
 
     async fn cancel(self, action: ActionId, task: String) {
+        let asked = Asked::new(action, Method::CancelTask, Some(&task), None);
         match self.client.cancel_task(&task).await {
             Ok(t) => {
                 let id = t.id.clone();
                 self.update(StreamResponse::Task(t)).await;
-                self.outcome(action, ActionOutcome::Done { task: Some(id) }).await;
+                self.outcome(asked, ActionOutcome::Done { task: Some(id) }).await;
             }
-            Err(e) => self.refused(action, &e).await,
+            Err(e) => self.refused(asked, &e).await,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 mod agent;
 mod budget;
+mod cadence;
 mod task;
 
 pub use budget::DEFAULT_CHECK_RATE;
@@ -96,6 +97,9 @@ pub struct WatchOptions {
     pub check_rate: f64,
     /// ListTasks pages read per listing at most.
     pub max_pages: usize,
+    /// How often an agent is listed while every live task of it has its stream open and nothing
+    /// was missed for as long (`cadence`); otherwise every `AgentSpec::poll_interval`.
+    pub streamed_list_interval: Duration,
     /// A `token_command` that takes longer is stopped, with everything it started (a login
     /// prompt waiting for input, say).
     pub token_command_timeout: Duration,
@@ -113,6 +117,7 @@ impl Default for WatchOptions {
             quiet_after: Duration::from_secs(30),
             check_rate: DEFAULT_CHECK_RATE,
             max_pages: crate::a2a::client::MAX_PAGES,
+            streamed_list_interval: Duration::from_secs(30),
             token_command_timeout: Duration::from_secs(30),
             push: None,
         }

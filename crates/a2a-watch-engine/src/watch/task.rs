@@ -37,18 +37,39 @@ pub(crate) const PUSHED_POLL: u32 = 10;
 const MAX_BATCH: usize = 256;
 
 /// The tasks of one agent with a subscription open right now. A send's own stream leaves their
-/// artifact chunks to the subscription, so each chunk is applied once.
+/// artifact chunks to the subscription, so each chunk is applied once; the agent's listing slows
+/// down only while every live task is among them and none lapsed (`cadence`).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct OpenStreams(Arc<Mutex<HashSet<String>>>);
+pub(crate) struct OpenStreams(Arc<Mutex<Streams>>);
+
+#[derive(Debug, Default)]
+struct Streams {
+    open: HashSet<String>,
+    /// Times a subscription ended (for whatever reason) or skipped events (`Generation`) since
+    /// the agent was first followed.
+    lapses: u64,
+}
 
 impl OpenStreams {
     pub fn contains(&self, task: &str) -> bool {
-        self.0.lock().is_ok_and(|s| s.contains(task))
+        self.0.lock().is_ok_and(|s| s.open.contains(task))
+    }
+
+    /// How many subscriptions are open, and how many times one lapsed so far.
+    pub fn tally(&self) -> (usize, u64) {
+        self.0.lock().map_or((0, 0), |s| (s.open.len(), s.lapses))
+    }
+
+    /// A subscription skipped events: what else it missed, only a listing may tell.
+    fn skipped(&self) {
+        if let Ok(mut s) = self.0.lock() {
+            s.lapses += 1;
+        }
     }
 
     fn open(&self, task: &str) -> OpenStream {
         if let Ok(mut s) = self.0.lock() {
-            s.insert(task.to_string());
+            s.open.insert(task.to_string());
         }
         OpenStream {
             streams: self.clone(),
@@ -66,7 +87,8 @@ struct OpenStream {
 impl Drop for OpenStream {
     fn drop(&mut self) {
         if let Ok(mut s) = self.streams.0.lock() {
-            s.remove(&self.task);
+            s.open.remove(&self.task);
+            s.lapses += 1;
         }
     }
 }
@@ -476,6 +498,7 @@ impl TaskWatch {
             }
             // Events were lost on the way: the task as the agent holds it fills them in.
             if ready.missed {
+                self.open.skipped();
                 let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
                 if !counted || matches!(self.check().await.0, Next::Stop) {
                     return Subscription::Stop;
