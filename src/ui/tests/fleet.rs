@@ -382,3 +382,21 @@ fn the_selection_follows_the_agent_when_the_rows_move() {
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.spec().filter.text(), "agent:payments-01");
 }
+
+#[test]
+fn a_click_on_the_strip_opens_the_agents_view() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let mut app = fleet_app();
+    let click = |row| {
+        TermEvent::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 40,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    on_terminal_event(&mut app, click(0));
+    assert!(app.popups().is_empty(), "the title is not the strip");
+    on_terminal_event(&mut app, click(1));
+    assert!(app.top_popup::<AgentsView>().is_some());
+}
