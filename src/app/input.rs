@@ -81,7 +81,8 @@ impl App {
         true
     }
 
-    /// A click in a pane: it takes the focus, and a table row is selected.
+    /// A click in a pane: it takes the focus, and a table row is selected; on the agents, the
+    /// agents view opens.
     fn click(&mut self, pane: Pane, area: Rect, row: u16) -> bool {
         match pane {
             Pane::Tasks => {
@@ -97,7 +98,12 @@ impl App {
                 self.focus = Pane::Approvals;
                 true
             }
-            Pane::Title | Pane::Agents | Pane::Footer => false,
+            // The agents' row or strip: all of them, in the agents view.
+            Pane::Agents => {
+                self.push(AgentsView::default());
+                true
+            }
+            Pane::Title | Pane::Footer => false,
         }
     }
 

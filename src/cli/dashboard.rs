@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::app::keys::KeyMap;
 use crate::app::steer::Prefs;
 use crate::config::Config;
-use crate::record::Recorder;
+use crate::record::{RecordedAgent, Recorder};
 use crate::store::{Limits, Store, TaskKey};
 use crate::tap::Taps;
 use crate::theme::Theme;
@@ -164,7 +164,10 @@ pub async fn watch(
         Some(path) => Some(
             Recorder::create(
                 path,
-                specs.iter().map(|s| (s.name.clone(), s.url.clone())),
+                specs.iter().map(|s| RecordedAgent {
+                    group: s.group.clone(),
+                    ..RecordedAgent::from((s.name.clone(), s.url.clone()))
+                }),
                 screen.force,
             )
             .map_err(|source| Error::Io {

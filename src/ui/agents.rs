@@ -185,15 +185,14 @@ fn badges(app: &App, agents: &[usize]) -> Vec<Span<'static>> {
     spans
 }
 
-/// How soon a person should look at an agent's badge: those that cannot be watched, then those
-/// not streaming, then the rest.
+/// How soon a person should look at an agent's badge: those that cannot be reached (retrying
+/// included, as in the agents view's "needs attention"), refused, not streaming, then the rest.
 fn trouble_rank(health: &Health) -> u8 {
     match health {
-        Health::Unreachable { .. } => 0,
+        Health::Unreachable { .. } | Health::Reconnecting { .. } => 0,
         Health::Unauthorized { .. } => 1,
-        Health::Reconnecting { .. } => 2,
-        Health::Connecting | Health::Polling { .. } => 3,
-        Health::Streaming => 4,
+        Health::Connecting | Health::Polling { .. } => 2,
+        Health::Streaming => 3,
     }
 }
 

@@ -57,8 +57,9 @@ impl AgentSort {
 pub struct AgentsView {
     pub sort: AgentSort,
     pub filter: Query,
-    /// The selected row of `rows`.
-    pub selected: usize,
+    /// The selected agent: the selection follows the agent as the rows move, not the row
+    /// number. The first row when none is, or when the filter leaves it out.
+    pub selected: Option<AgentId>,
 }
 
 pub const KEYS: ModeKeys = ModeKeys {
@@ -124,10 +125,12 @@ impl AgentsView {
         rows
     }
 
-    /// The agent on the selected row.
-    pub fn selected_agent(&self, store: &Store) -> Option<AgentId> {
-        let rows = self.rows(store);
-        rows.get(self.selected.min(rows.len().saturating_sub(1))).copied()
+    /// The selected row among `rows`.
+    pub fn selected_row(&self, rows: &[AgentId]) -> usize {
+        (self
+            .selected
+            .and_then(|agent| rows.iter().position(|row| *row == agent)))
+        .unwrap_or(0)
     }
 }
 
@@ -135,10 +138,7 @@ impl App {
     /// The filter typed after `/` narrows the agents view while it is open, else the table.
     pub(in crate::app) fn set_filter(&mut self, filter: Query) {
         match self.popup_mut::<AgentsView>() {
-            Some(view) => {
-                view.filter = filter;
-                view.selected = 0;
-            }
+            Some(view) => view.filter = filter,
             None => self.spec.filter = filter,
         }
         self.refresh();
@@ -162,27 +162,32 @@ impl Behaviour for AgentsView {
     const IS_BOX: bool = false;
 
     fn on_action(app: &mut App, action: Action) {
-        let len = AgentsView::top_mut(&mut app.popups).map(|v| v.rows(&app.store).len());
         // A page is the rows the view shows: the panes' space less its border and header.
         let page = usize::from(app.areas.body().height.saturating_sub(3)).max(1);
-        let store = &app.store;
         let Some(view) = AgentsView::top_mut(&mut app.popups) else {
             return;
         };
-        let last = len.unwrap_or(0).saturating_sub(1);
+        let rows = view.rows(&app.store);
+        let at = view.selected_row(&rows);
+        let to = match action {
+            Action::Up => Some(at.saturating_sub(1)),
+            Action::Down => Some(at + 1),
+            Action::PageUp => Some(at.saturating_sub(page)),
+            Action::PageDown => Some(at + page),
+            _ => None,
+        };
+        if let Some(to) = to {
+            view.selected = rows.get(to.min(rows.len().saturating_sub(1))).copied();
+            return;
+        }
         match action {
-            // The rows may have become fewer since the selection was made.
-            Action::Up => view.selected = view.selected.min(last).saturating_sub(1),
-            Action::Down => view.selected = (view.selected + 1).min(last),
-            Action::PageUp => view.selected = view.selected.min(last).saturating_sub(page),
-            Action::PageDown => view.selected = (view.selected + page).min(last),
             Action::Sort => view.sort = view.sort.next(),
             Action::Filter => {
                 let input = view.filter.text().to_string();
                 app.push(Filter { input });
             }
             Action::Details => {
-                let chosen = view.selected_agent(store);
+                let chosen = rows.get(at).copied();
                 app.pop();
                 if let Some(agent) = chosen {
                     app.show_tasks_of(agent);

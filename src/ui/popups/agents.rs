@@ -105,7 +105,7 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
     }
     let (t, store) = (app.theme(), app.store());
     let rows = view.rows(store);
-    let selected = view.selected.min(rows.len().saturating_sub(1));
+    let selected = view.selected_row(&rows);
     let filter = match view.filter.text() {
         "" => String::new(),
         text => format!(" · /{}", line(text, 40)),
@@ -131,31 +131,41 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
         wide: room >= WIDE,
         name: name_width(app, if room >= WIDE { 24 } else { 14 }),
     };
-    // Each group's header before its first row; the selected row's line, to scroll to.
+    // What each line holds: a group's header before its first row, or a row (its place among
+    // the rows, its agent). Only the lines on screen are drawn.
     let groups = group_counts(app);
-    let mut lines = Vec::new();
+    let mut layout: Vec<Option<(usize, AgentId)>> = Vec::new();
     let mut selected_line = 0;
-    let mut group = None;
     for (i, &agent) in rows.iter().enumerate() {
-        let g = store.agents[agent].group.as_deref();
-        if !groups.is_empty() && (i == 0 || group != Some(g)) {
-            if let Some(counts) = groups.iter().find(|c| c.name == g) {
-                let mut spans = vec![Span::styled(" ▸ ", Style::new().fg(t.title))];
-                spans.extend(group_spans(counts, app));
-                lines.push(Line::from(spans).style(Style::new().add_modifier(Modifier::BOLD)));
-            }
-            group = Some(g);
+        let group = |row: usize| store.agents[row].group.as_deref();
+        if !groups.is_empty() && (i == 0 || group(rows[i - 1]) != group(agent)) {
+            layout.push(None);
         }
         if i == selected {
-            selected_line = lines.len();
+            selected_line = layout.len();
         }
-        lines.push(columns.row(app, agent, i == selected, room));
-    }
-    if rows.is_empty() {
-        lines.push(Line::styled("  No agent matches the filter.", t.dim()));
+        layout.push(Some((i, agent)));
     }
     let visible = usize::from(inner.height.saturating_sub(1));
     let offset = (selected_line + 1).saturating_sub(visible);
+    let mut lines: Vec<Line> = (layout.iter().enumerate().skip(offset).take(visible))
+        .map(|(at, line)| match *line {
+            Some((i, agent)) => columns.row(app, agent, i == selected, room),
+            None => {
+                // A header comes before a row of its group.
+                let next = layout.get(at + 1).copied().flatten();
+                let group = next.and_then(|(_, agent)| store.agents.get(agent)?.group.as_deref());
+                let mut spans = vec![Span::styled(" ▸ ", Style::new().fg(t.title))];
+                if let Some(counts) = groups.iter().find(|c| c.name == group) {
+                    spans.extend(group_spans(counts, app));
+                }
+                Line::from(spans).style(Style::new().add_modifier(Modifier::BOLD))
+            }
+        })
+        .collect();
+    if rows.is_empty() {
+        lines.push(Line::styled("  No agent matches the filter.", t.dim()));
+    }
     let header = Line::styled(fit(&columns.header(), room), Style::new().fg(t.header));
     frame.render_widget(Paragraph::new(header), Rect { height: 1, ..inner });
     let body = Rect {
@@ -163,6 +173,5 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
         height: inner.height.saturating_sub(1),
         ..inner
     };
-    let shown: Vec<Line> = lines.into_iter().skip(offset).take(visible).collect();
-    frame.render_widget(Paragraph::new(shown), body);
+    frame.render_widget(Paragraph::new(lines), body);
 }

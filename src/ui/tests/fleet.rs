@@ -175,7 +175,7 @@ fn fifty_agents_strip_and_title() {
         let named = if w < 100 {
             "            "
         } else {
-            " ✖ payments-07 unreachable  ✖ search-12 unreachable  ⊘ ops-03 unauthorized   "
+            " ✖ payments-07 unreachable  ◌ search-04 reconnecting  ✖ search-12 unreachable   "
         };
         assert!(strip.starts_with(named), "{strip}");
     }
@@ -298,7 +298,7 @@ fn enter_on_an_agent_goes_back_to_the_table_of_its_tasks_and_esc_closes_the_view
     type_text(&mut app, "ops");
     press(&mut app, KeyCode::Enter);
     press(&mut app, KeyCode::Down);
-    assert_eq!(row_names(&app)[view(&app).selected], "ops-05");
+    assert_eq!(view(&app).selected.map(|a| app.store().agent_name(a)), Some("ops-05"));
     press(&mut app, KeyCode::Enter);
     assert!(app.popups().is_empty());
     assert_eq!(app.spec().filter.text(), "agent:ops-05");
@@ -334,4 +334,69 @@ fn the_view_and_its_keys_are_remappable_and_in_help() {
     let main: Vec<_> = Mode::Main.help().iter().map(|(a, _)| *a).collect();
     assert!(main.contains(&crate::app::keys::Action::Agents));
     assert_eq!(Mode::Agents.name(), "agents");
+}
+
+#[test]
+fn the_selected_row_stays_on_screen_with_its_group_header() {
+    let mut app = fleet_app();
+    press(&mut app, KeyCode::Char('A'));
+    for _ in 0..4 {
+        press(&mut app, KeyCode::PageDown);
+    }
+    let last_row = view(&app).rows(app.store()).last().copied();
+    assert_eq!(view(&app).selected, last_row, "paged to the last row, no further");
+    let terminal = render(&mut app, 80, 24);
+    let buffer = terminal.backend().buffer();
+    let text = screen_text(buffer);
+    let last = row_of(buffer, "▶ ops-12");
+    assert_eq!(last, 21, "the last row of the view, just above its border:\n{text}");
+    assert!(row_of(buffer, "▸ ops 12") < last, "{text}");
+    // The scroll follows the selection (nothing else is kept): one up, one row back.
+    press(&mut app, KeyCode::Up);
+    let terminal = render(&mut app, 80, 24);
+    assert_eq!(row_of(terminal.backend().buffer(), "▶ ops-11"), 21);
+    assert_eq!(row_of(terminal.backend().buffer(), "search-18"), 9);
+}
+
+#[test]
+fn the_selection_follows_the_agent_when_the_rows_move() {
+    let mut app = fleet_app();
+    press(&mut app, KeyCode::Char('A'));
+    for _ in 0..2 {
+        press(&mut app, KeyCode::Down);
+    }
+    let chosen = view(&app).selected.expect("an agent is selected");
+    assert_eq!(app.store().agent_name(chosen), "payments-01");
+    // Another agent of its group goes down and moves above it; then another order.
+    let down = agent_id(app.store(), "payments-09");
+    app.store_mut().apply(Event::Health {
+        agent: down,
+        health: Health::Unreachable {
+            reason: "connection refused".into(),
+        },
+    });
+    let rows = view(&app).rows(app.store());
+    assert_eq!(view(&app).selected_row(&rows), 3, "one row lower, still payments-01");
+    press(&mut app, KeyCode::Char('s'));
+    assert_eq!(view(&app).selected, Some(chosen));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.spec().filter.text(), "agent:payments-01");
+}
+
+#[test]
+fn a_click_on_the_strip_opens_the_agents_view() {
+    use crossterm::event::{MouseEvent, MouseEventKind};
+    let mut app = fleet_app();
+    let click = |row| {
+        TermEvent::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: 40,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    };
+    on_terminal_event(&mut app, click(0));
+    assert!(app.popups().is_empty(), "the title is not the strip");
+    on_terminal_event(&mut app, click(1));
+    assert!(app.top_popup::<AgentsView>().is_some());
 }

@@ -2,9 +2,9 @@
 //! and reading them back for `a2a-watch replay`.
 //!
 //! The first line is a versioned header: `{"recording":"a2a-watch","format":1,"version",
-//! "started","agents":[{"name","url"}]}`, the agents as the user named them (a name only where
-//! the user gave one; never a credential, a header or a token command: the store never holds
-//! them). Every other line is the line `--json` prints for the event, if it prints one (the same
+//! "started","agents":[{"name","url","group"}]}`, the agents as the user named them (a name only
+//! where the user gave one, a group where the config gave one; never a credential, a header or a
+//! token command: the store never holds them). Every other line is the line `--json` prints for the event, if it prints one (the same
 //! fields, so scripts that read `--json` read recordings too), plus `ms` (milliseconds from the
 //! start to the event's arrival) and `rec` (the event itself, the A2A parts in their wire JSON).
 //! Events that changed nothing are left out. Agent text is JSON-escaped, control characters
@@ -37,6 +37,20 @@ pub struct RecordedAgent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub url: ShownUrl,
+    /// The config's `group`; absent in recordings made before groups, read as none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// An agent as `Store::new` takes it, in no group.
+impl<U: AsRef<str>> From<(Option<String>, U)> for RecordedAgent {
+    fn from((name, url): (Option<String>, U)) -> RecordedAgent {
+        RecordedAgent {
+            name,
+            url: ShownUrl::of_input(url.as_ref()),
+            group: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,25 +64,23 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn new<U: AsRef<str>>(agents: impl IntoIterator<Item = (Option<String>, U)>, started: Timestamp) -> Header {
+    pub fn new<A: Into<RecordedAgent>>(agents: impl IntoIterator<Item = A>, started: Timestamp) -> Header {
         Header {
             recording: MAGIC.into(),
             format: FORMAT,
             version: env!("CARGO_PKG_VERSION").into(),
             started,
-            agents: agents
-                .into_iter()
-                .map(|(name, url)| RecordedAgent {
-                    name,
-                    url: ShownUrl::of_input(url.as_ref()),
-                })
-                .collect(),
+            agents: agents.into_iter().map(Into::into).collect(),
         }
     }
 
-    /// An empty store on the recorded agents, as the live one started.
+    /// An empty store on the recorded agents, in their groups, as the live one started.
     pub fn store(&self) -> Store {
-        Store::new(self.agents.iter().map(|a| (a.name.clone(), a.url.clone())))
+        let mut store = Store::new(self.agents.iter().map(|a| (a.name.clone(), a.url.clone())));
+        for (entry, recorded) in store.agents.iter_mut().zip(&self.agents) {
+            entry.group.clone_from(&recorded.group);
+        }
+        store
     }
 }
 
@@ -86,9 +98,9 @@ pub struct Recorder {
 impl Recorder {
     /// Creates the file (0600) and writes the header. A file already at the path is replaced only
     /// if it is a recording and `force` says so; a link there is never written through.
-    pub fn create<U: AsRef<str>>(
+    pub fn create<A: Into<RecordedAgent>>(
         path: &Path,
-        agents: impl IntoIterator<Item = (Option<String>, U)>,
+        agents: impl IntoIterator<Item = A>,
         force: bool,
     ) -> io::Result<Recorder> {
         let file = match create_private(path) {
@@ -525,6 +537,7 @@ mod tests {
         assert_eq!(lines.len(), 4, "{text}");
         assert_eq!(lines[0]["recording"], "a2a-watch");
         assert_eq!(lines[0]["agents"][0]["name"], "ops");
+        assert_eq!(lines[0]["agents"][0].get("group"), None, "no group, no key");
         assert_eq!(lines[1]["health"], "streaming");
         assert_eq!(lines[2]["event"], "task");
         assert_eq!(lines[2]["state"], "WORKING");
@@ -542,6 +555,23 @@ mod tests {
         let t = store.tasks().next().unwrap();
         assert_eq!(*t.state(), TaskState::Completed);
         assert_eq!(t.status.text(), hostile);
+    }
+
+    #[test]
+    fn an_agents_group_is_recorded_and_comes_back_in_the_replays_store() {
+        let grouped = RecordedAgent {
+            group: Some("payments".into()),
+            ..RecordedAgent::from((Some("api".to_string()), "http://127.0.0.1:9"))
+        };
+        let header = Header::new(
+            [grouped, RecordedAgent::from((None, "http://127.0.0.1:8"))],
+            Timestamp::UNIX_EPOCH,
+        );
+        let line = serde_json::to_value(&header).unwrap();
+        assert_eq!(line["agents"][0]["group"], "payments");
+        let read: Header = serde_json::from_value(line).unwrap();
+        let groups: Vec<_> = read.store().agents.iter().map(|a| a.group.clone()).collect();
+        assert_eq!(groups, [Some("payments".to_string()), None]);
     }
 
     #[test]
