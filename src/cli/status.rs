@@ -6,8 +6,9 @@
 //! - waiting: INPUT_REQUIRED and AUTH_REQUIRED, a person's turn;
 //! - failed: FAILED and REJECTED, work that did not happen;
 //! - working: SUBMITTED and WORKING;
-//! - unauthorized: agents that refused our credential (HTTP 401/403, or none to send): a
-//!   person can fix these, so they are not lost among the agents that are down;
+//! - unauthorized: agents that refused our credential (HTTP 401/403), or that we could not send
+//!   one (`token_command` failed, or it would go over plain http off loopback): a person can fix
+//!   these, so they are not lost among the agents that are down;
 //! - unreachable: agents whose card or listing did not come for any other reason.
 //!
 //! `--group NAME` counts only the agents the config puts in that group.
@@ -155,8 +156,14 @@ struct Unread {
 
 impl From<crate::a2a::Error> for Unread {
     fn from(e: crate::a2a::Error) -> Unread {
+        // A credential withheld from where it must not go is the dashboard's unauthorized too
+        // (`watch::agent`): a setting to fix, not an outage.
+        let refused = matches!(
+            e,
+            crate::a2a::Error::Unauthorized { .. } | crate::a2a::Error::Withheld { .. }
+        );
         Unread {
-            refused: matches!(e, crate::a2a::Error::Unauthorized { .. }),
+            refused,
             why: e.to_string(),
         }
     }

@@ -283,6 +283,14 @@ async fn status_tells_an_agent_that_refuses_us_from_one_that_is_down() {
         vec![json!({"waiting": 0, "failed": 0, "working": 1, "unreachable": 1, "unauthorized": 2, "agents": 4})]
     );
 
+    // A token meant for an agent on plain http off loopback is not sent, and nothing is asked:
+    // a setting to fix, as the dashboard says.
+    let withheld = run(&["status", "--agent", "http://192.0.2.1:9", "--token", "s3cret"], &[]).await;
+    assert_eq!(withheld.status.code(), Some(1), "{}", stderr(&withheld));
+    assert_eq!(String::from_utf8_lossy(&withheld.stdout), "⊘ 1 unauthorized\n");
+    assert!(stderr(&withheld).contains("nothing sent"), "{}", stderr(&withheld));
+    assert!(!stderr(&withheld).contains("s3cret"), "{}", stderr(&withheld));
+
     // Grouped in the config: `--group` counts one group's agents alone.
     let config = scratch("status-groups").join("config.toml");
     let entries = [("fine", &fine.url, "ops"), ("locked", &locked.url, "payments")];

@@ -19,8 +19,9 @@ use crate::theme::health_glyph;
 /// Below this many columns inside, the protocol column gives its room to the reasons.
 const WIDE: usize = 110;
 
-/// The columns after the name and health: per class (active, waiting on you, done,
-/// failed/stopped, unknown), open streams, reconnects, the last event.
+/// The view's columns: name, health, protocol and binding (when wide), tasks per class (active,
+/// waiting on you, done, failed/stopped, unknown), open streams, reconnects, the last event, and
+/// why the agent is not streaming in what is left.
 struct Columns {
     wide: bool,
     name: usize,
@@ -149,7 +150,7 @@ pub(super) fn draw(frame: &mut Frame, areas: &Areas, app: &App, view: &AgentsVie
     let visible = usize::from(inner.height.saturating_sub(1));
     let offset = (selected_line + 1).saturating_sub(visible);
     let mut lines: Vec<Line> = (layout.iter().enumerate().skip(offset).take(visible))
-        .map(|(at, line)| match *line {
+        .map(|(at, held)| match *held {
             Some((i, agent)) => columns.row(app, agent, i == selected, room),
             None => {
                 // A header comes before a row of its group.
