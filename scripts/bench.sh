@@ -3,7 +3,7 @@
 # the figures, how each was measured, the machine, the date, and callgrind profiles of the
 # worst ratios. Benchmarks report; this script fails only if the benchmarks cannot be built.
 #
-#   scripts/bench.sh                    # everything (about 10 minutes on 2 cores)
+#   scripts/bench.sh                    # everything (about 20 minutes on 2 cores, 8 of them the fleet)
 #   BENCH_QUICK=1 scripts/bench.sh      # smoke run: smaller sizes, shorter windows
 #   BENCH_ONLY="decode render" scripts/bench.sh   # a subset
 #   BENCH_ONLY="discovery e2e quiet" BENCH_QUICK=1 scripts/bench.sh   # issue 11's rows, the real binary

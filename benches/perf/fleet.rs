@@ -410,7 +410,7 @@ fn reader_row(label: &str, s: Option<&Sample>, vs_bare: Option<f64>, rss_per_str
         format!("{:.2}", s.switches_per_event()),
         crate::util::mib(s.rss_kib),
         rss_per_stream.map_or("—".into(), |k| format!("{k:.1} KiB")),
-        x(vs_bare),
+        vs_bare.map_or("—".into(), |r| format!("{r:.2}x")),
         format!("{:.1}", s.lists as f64 / s.wall),
         format!("{:.0} µs", s.fleet_cpu / s.events.max(1) as f64 * 1e6),
     ]
