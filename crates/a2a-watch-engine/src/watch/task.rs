@@ -338,7 +338,7 @@ impl TaskWatch {
     pub async fn run(self) -> Ended {
         let ended = self.follow().await;
         if let Some(push) = &self.push {
-            push.unregister(self.agent, &self.id).await;
+            Box::pin(push.unregister(self.agent, &self.id)).await;
         }
         ended
     }
@@ -364,7 +364,7 @@ impl TaskWatch {
         let mut short = 0u32;
         let mut check_failures = 0u32;
         let mut polling = !self.client.streams();
-        let pushed = self.register_push().await;
+        let pushed = Box::pin(self.register_push()).await;
         // Followed by deliveries: GetTask only as a slow safety net, or at once when a delivery
         // says the task ended.
         let poll = match &pushed {
@@ -383,7 +383,7 @@ impl TaskWatch {
                     ControlFlow::Continue(asked_to_wait) => asked_to_wait,
                 }
             };
-            let (next, failed) = self.check().await;
+            let (next, failed) = Box::pin(self.check()).await;
             check_failures = if failed.is_some() { check_failures + 1 } else { 0 };
             let asked_to_wait = asked_to_wait.or(failed.as_ref().and_then(Error::retry_after));
             let attempt = failures.max(short.saturating_sub(FREE_RESUBSCRIBES));
@@ -466,7 +466,11 @@ impl TaskWatch {
     /// of the agent's `CheckBudget` (reading the stream meanwhile), so that a thousand quiet
     /// streams cost `check_rate` GetTasks a second at most (BENCHMARKS.md, section 5).
     async fn stream_once(&self) -> Subscription {
-        let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
+        // The calls a watcher makes now and then (subscribing, GetTask) are boxed while they
+        // run: held inline they would size the future that every open stream keeps resident
+        // while it waits for its next event (issue 23).
+        let subscribing = Box::pin(self.client.subscribe(&self.id));
+        let mut stream = match tokio::time::timeout(self.first_byte, subscribing).await {
             Err(_) => return Subscription::Stuck,
             Ok(Err(e)) => return Subscription::Refused(e),
             Ok(Ok(stream)) => stream,
@@ -484,7 +488,7 @@ impl TaskWatch {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
-                    if !self.while_quiet(&mut read).await {
+                    if !Box::pin(self.while_quiet(&mut read)).await {
                         return Subscription::Stop;
                     }
                     continue;
@@ -500,7 +504,7 @@ impl TaskWatch {
             if ready.missed {
                 self.open.skipped();
                 let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
-                if !counted || matches!(self.check().await.0, Next::Stop) {
+                if !counted || matches!(Box::pin(self.check()).await.0, Next::Stop) {
                     return Subscription::Stop;
                 }
             }
