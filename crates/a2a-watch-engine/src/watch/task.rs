@@ -100,8 +100,9 @@ struct Quiet {
     marked: bool,
     /// `deadline` is a slot taken from the agent's budget: the GetTask is due at it.
     slot_taken: bool,
-    /// The task as the last GetTask of this spell found it, and the store took it.
-    last_checked: Option<Task>,
+    /// The task as the last GetTask of this spell found it, and the store took it. Boxed: a
+    /// `Task` inline would add its size to every open stream's watcher (issue 23).
+    last_checked: Option<Box<Task>>,
 }
 
 impl Quiet {
@@ -142,10 +143,10 @@ impl Quiet {
     /// already, so it is not sent again. Waking the store's thread for a snapshot that changes
     /// nothing was most of a quiet check's cost (BENCHMARKS.md, section 5).
     fn repeats(&mut self, task: &Task) -> bool {
-        if self.last_checked.as_ref() == Some(task) {
+        if self.last_checked.as_deref() == Some(task) {
             return true;
         }
-        self.last_checked = Some(task.clone());
+        self.last_checked = Some(Box::new(task.clone()));
         false
     }
 }
@@ -251,8 +252,11 @@ enum Subscription {
 }
 
 impl TaskWatch {
-    async fn send(&self, event: Event) -> bool {
-        self.events.send(event).await.is_ok()
+    /// Boxed: an `Event` held inline through each layer of sending would size the future of
+    /// every watcher (issue 23), though a watcher sends one alone only now and then.
+    fn send(&self, event: Event) -> impl Future<Output = bool> + Send + '_ {
+        let sending = Box::pin(self.events.send(event));
+        async move { sending.await.is_ok() }
     }
 
     /// Shows a failed call on the task's row; a 401 also asks the agent for a fresh credential,
@@ -570,7 +574,7 @@ impl TaskWatch {
                 // event of a subscription, spec section 3.1.6): a quiet check that finds
                 // the same need not send it again.
                 read.quiet.last_checked = match event {
-                    StreamResponse::Task(task) => Some(task.clone()),
+                    StreamResponse::Task(task) => Some(Box::new(task.clone())),
                     _ => None,
                 };
             }
