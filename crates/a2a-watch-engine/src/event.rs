@@ -434,14 +434,20 @@ impl Sender {
         self.0.send(Batch::One(event)).await.map_err(|_| Closed)
     }
 
-    /// Sends the events together, in order; nothing is sent for none.
+    /// Sends the events together, in order; nothing is sent for none. The batch is made once
+    /// the channel has room, so that a sender waiting for room holds a `Vec`, not an `Event`
+    /// (every open stream's watcher is sized by its largest wait: issue 23).
     pub async fn send_all(&self, mut events: Vec<Event>) -> Result<(), Closed> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let room = self.0.reserve().await.map_err(|_| Closed)?;
         let batch = match events.len() {
-            0 => return Ok(()),
             1 => Batch::One(events.pop().expect("one event")),
             _ => Batch::Many(events),
         };
-        self.0.send(batch).await.map_err(|_| Closed)
+        room.send(batch);
+        Ok(())
     }
 }
 

@@ -20,6 +20,11 @@ pub const DEFAULT_FRAME_LIMIT: usize = 8 * 1024 * 1024;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// Capacity a stream's buffers keep between reads. A stream may stay open for hours after one
+/// large frame or one read of many frames; holding what those grew to would cost every open stream
+/// that much (issue 23: memory per open stream), so past this the buffer is freed once used.
+const KEPT_CAPACITY: usize = 4 * 1024;
+
 /// One dispatched event: its `event:` name (`message` when absent) and its joined `data:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
@@ -34,20 +39,7 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
     E: std::fmt::Display + Send + 'static,
 {
-    Frames {
-        inner: Box::pin(bytes),
-        parser: Parser {
-            limit,
-            first_line: true,
-            line: Vec::new(),
-            after_cr: false,
-            event: String::new(),
-            data: String::new(),
-            has_data: false,
-        },
-        ready: VecDeque::new(),
-        done: false,
-    }
+    Frames::new(bytes, limit)
 }
 
 struct Frames<S> {
@@ -55,6 +47,17 @@ struct Frames<S> {
     parser: Parser,
     ready: VecDeque<Result<Frame, Error>>,
     done: bool,
+}
+
+impl<S> Frames<S> {
+    fn new(bytes: S, limit: usize) -> Frames<S> {
+        Frames {
+            inner: Box::pin(bytes),
+            parser: Parser::new(limit),
+            ready: VecDeque::new(),
+            done: false,
+        }
+    }
 }
 
 impl<S, E> Stream for Frames<S>
@@ -68,6 +71,9 @@ where
         let this = self.get_mut();
         loop {
             if let Some(item) = this.ready.pop_front() {
+                if this.ready.is_empty() && this.ready.capacity() * size_of::<Result<Frame, Error>>() > KEPT_CAPACITY {
+                    this.ready = VecDeque::new();
+                }
                 return Poll::Ready(Some(item));
             }
             if this.done {
@@ -104,6 +110,18 @@ struct Parser {
 }
 
 impl Parser {
+    fn new(limit: usize) -> Parser {
+        Parser {
+            limit,
+            first_line: true,
+            line: Vec::new(),
+            after_cr: false,
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+        }
+    }
+
     fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<Result<Frame, Error>>) -> Result<(), Error> {
         if chunk.is_empty() {
             return Ok(());
@@ -126,9 +144,11 @@ impl Parser {
                 self.check_size(0)?;
                 let line = std::mem::take(&mut self.line);
                 let frame = self.end_line(&line);
-                // The buffer is kept for the next line that spans reads.
-                self.line = line;
-                self.line.clear();
+                // The buffer is kept for the next line that spans reads, unless it grew large.
+                if line.capacity() <= KEPT_CAPACITY {
+                    self.line = line;
+                    self.line.clear();
+                }
                 frame?
             };
             if rest[end] == b'\r' {
@@ -280,6 +300,39 @@ mod tests {
     fn cr_line_ends_split_from_their_lf_count_once() {
         let got = parse(&["data: a\r", "", "\ndata: b\r", "\r", "data: c\r\r"], 1024);
         assert_eq!(got, vec![frame("message", "a\nb"), frame("message", "c")]);
+    }
+
+    #[test]
+    fn a_large_line_across_reads_is_not_kept_after_it_is_read() {
+        let mut parser = Parser::new(1024 * 1024);
+        let mut out = VecDeque::new();
+        let big = "x".repeat(64 * 1024);
+        for chunk in ["data: ", &big, "\n\n"] {
+            parser.feed(chunk.as_bytes(), &mut out).unwrap();
+        }
+        assert_eq!(out.pop_front().unwrap().unwrap().data, big);
+        assert!(parser.line.capacity() <= KEPT_CAPACITY, "{}", parser.line.capacity());
+        // A small line that spans reads still reuses its buffer.
+        for chunk in ["data: sm", "all\n\n"] {
+            parser.feed(chunk.as_bytes(), &mut out).unwrap();
+        }
+        assert_eq!(out.pop_front().unwrap().unwrap().data, "small");
+        assert!(parser.line.capacity() > 0);
+    }
+
+    #[test]
+    fn a_read_of_many_frames_leaves_no_large_queue_once_they_are_taken() {
+        let many = "data: 0123456789\n\n".repeat(1000);
+        let chunks = [
+            Ok::<_, std::io::Error>(Bytes::from(many)),
+            Ok(Bytes::from_static(b"data: after")),
+        ];
+        let mut frames = Frames::new(futures::stream::iter(chunks), 1024);
+        let taken = futures::executor::block_on((&mut frames).take(1000).count());
+        assert_eq!(taken, 1000);
+        assert!(frames.ready.is_empty());
+        let kept = frames.ready.capacity() * size_of::<Result<Frame, Error>>();
+        assert!(kept <= KEPT_CAPACITY, "{kept} bytes kept");
     }
 
     #[test]

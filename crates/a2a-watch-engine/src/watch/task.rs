@@ -100,8 +100,9 @@ struct Quiet {
     marked: bool,
     /// `deadline` is a slot taken from the agent's budget: the GetTask is due at it.
     slot_taken: bool,
-    /// The task as the last GetTask of this spell found it, and the store took it.
-    last_checked: Option<Task>,
+    /// The task as the last GetTask of this spell found it, and the store took it. Boxed: a
+    /// `Task` inline would add its size to every open stream's watcher (issue 23).
+    last_checked: Option<Box<Task>>,
 }
 
 impl Quiet {
@@ -142,10 +143,10 @@ impl Quiet {
     /// already, so it is not sent again. Waking the store's thread for a snapshot that changes
     /// nothing was most of a quiet check's cost (BENCHMARKS.md, section 5).
     fn repeats(&mut self, task: &Task) -> bool {
-        if self.last_checked.as_ref() == Some(task) {
+        if self.last_checked.as_deref() == Some(task) {
             return true;
         }
-        self.last_checked = Some(task.clone());
+        self.last_checked = Some(Box::new(task.clone()));
         false
     }
 }
@@ -251,8 +252,11 @@ enum Subscription {
 }
 
 impl TaskWatch {
-    async fn send(&self, event: Event) -> bool {
-        self.events.send(event).await.is_ok()
+    /// Boxed: an `Event` held inline through each layer of sending would size the future of
+    /// every watcher (issue 23), though a watcher sends one alone only now and then.
+    fn send(&self, event: Event) -> impl Future<Output = bool> + Send + '_ {
+        let sending = Box::pin(self.events.send(event));
+        async move { sending.await.is_ok() }
     }
 
     /// Shows a failed call on the task's row; a 401 also asks the agent for a fresh credential,
@@ -338,7 +342,7 @@ impl TaskWatch {
     pub async fn run(self) -> Ended {
         let ended = self.follow().await;
         if let Some(push) = &self.push {
-            push.unregister(self.agent, &self.id).await;
+            Box::pin(push.unregister(self.agent, &self.id)).await;
         }
         ended
     }
@@ -364,7 +368,7 @@ impl TaskWatch {
         let mut short = 0u32;
         let mut check_failures = 0u32;
         let mut polling = !self.client.streams();
-        let pushed = self.register_push().await;
+        let pushed = Box::pin(self.register_push()).await;
         // Followed by deliveries: GetTask only as a slow safety net, or at once when a delivery
         // says the task ended.
         let poll = match &pushed {
@@ -383,7 +387,7 @@ impl TaskWatch {
                     ControlFlow::Continue(asked_to_wait) => asked_to_wait,
                 }
             };
-            let (next, failed) = self.check().await;
+            let (next, failed) = Box::pin(self.check()).await;
             check_failures = if failed.is_some() { check_failures + 1 } else { 0 };
             let asked_to_wait = asked_to_wait.or(failed.as_ref().and_then(Error::retry_after));
             let attempt = failures.max(short.saturating_sub(FREE_RESUBSCRIBES));
@@ -466,7 +470,11 @@ impl TaskWatch {
     /// of the agent's `CheckBudget` (reading the stream meanwhile), so that a thousand quiet
     /// streams cost `check_rate` GetTasks a second at most (BENCHMARKS.md, section 5).
     async fn stream_once(&self) -> Subscription {
-        let mut stream = match tokio::time::timeout(self.first_byte, self.client.subscribe(&self.id)).await {
+        // The calls a watcher makes now and then (subscribing, GetTask) are boxed while they
+        // run: held inline they would size the future that every open stream keeps resident
+        // while it waits for its next event (issue 23).
+        let subscribing = Box::pin(self.client.subscribe(&self.id));
+        let mut stream = match tokio::time::timeout(self.first_byte, subscribing).await {
             Err(_) => return Subscription::Stuck,
             Ok(Err(e)) => return Subscription::Refused(e),
             Ok(Ok(stream)) => stream,
@@ -484,7 +492,7 @@ impl TaskWatch {
                 Ok(Some(item)) => item,
                 Ok(None) => break,
                 Err(_quiet) => {
-                    if !self.while_quiet(&mut read).await {
+                    if !Box::pin(self.while_quiet(&mut read)).await {
                         return Subscription::Stop;
                     }
                     continue;
@@ -500,7 +508,7 @@ impl TaskWatch {
             if ready.missed {
                 self.open.skipped();
                 let counted = self.send(Event::EventsMissed { agent: self.agent }).await;
-                if !counted || matches!(self.check().await.0, Next::Stop) {
+                if !counted || matches!(Box::pin(self.check()).await.0, Next::Stop) {
                     return Subscription::Stop;
                 }
             }
@@ -566,7 +574,7 @@ impl TaskWatch {
                 // event of a subscription, spec section 3.1.6): a quiet check that finds
                 // the same need not send it again.
                 read.quiet.last_checked = match event {
-                    StreamResponse::Task(task) => Some(task.clone()),
+                    StreamResponse::Task(task) => Some(Box::new(task.clone())),
                     _ => None,
                 };
             }
