@@ -95,7 +95,6 @@ struct AgentSeries {
     up: bool,
     /// `protocol` and `binding` of the card, once read.
     info: Option<(&'static str, &'static str)>,
-    health: Option<Health>,
     events: u64,
     reconnects: u64,
     push_refused: u64,
@@ -126,10 +125,7 @@ impl AgentSeries {
     /// What the agent's row says now: its name, health, card and counts.
     fn refresh(&mut self, agent: &AgentEntry) {
         self.name = agent.given_or_card_name().map(str::to_string);
-        if self.health.as_ref() != Some(&agent.health) {
-            self.reconnects += u64::from(matches!(agent.health, Health::Reconnecting { .. }));
-            self.health = Some(agent.health.clone());
-        }
+        self.reconnects = agent.reconnects;
         // The card answered, and the listing or the streams do (`watch::agent`).
         self.up = matches!(agent.health, Health::Streaming | Health::Polling { .. });
         self.info = agent.info.as_ref().map(|i| (i.version.label(), i.binding.label()));
