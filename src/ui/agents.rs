@@ -263,11 +263,7 @@ pub(super) fn group_counts(app: &App) -> Vec<GroupCount<'_>> {
             continue;
         };
         g.agents += 1;
-        // Retrying is not reachable either (`app::popup::agents`, "needs attention").
-        g.unreachable += usize::from(matches!(
-            a.health,
-            Health::Unreachable { .. } | Health::Reconnecting { .. }
-        ));
+        g.unreachable += usize::from(a.health.is_down());
         g.unauthorized += usize::from(matches!(a.health, Health::Unauthorized { .. }));
         g.waiting += store.counts(i).interrupted;
     }

@@ -38,6 +38,12 @@ pub enum Health {
 }
 
 impl Health {
+    /// The agent cannot be reached. Retrying counts: after its first failed attempt a down
+    /// agent is shown reconnecting (`watch::agent`), however long it stays down.
+    pub fn is_down(&self) -> bool {
+        matches!(self, Health::Unreachable { .. } | Health::Reconnecting { .. })
+    }
+
     /// A short word for badges and NDJSON.
     pub fn label(&self) -> &'static str {
         match self {

@@ -88,12 +88,10 @@ pub const KEYS: ModeKeys = ModeKeys {
     },
 };
 
-/// Where an agent stands in "needs attention": the lower, the sooner a person should look. One
-/// reconnecting is unreachable too: after the first failed attempt, a down agent is shown
-/// retrying (`watch::agent`), however long it stays down.
+/// Where an agent stands in "needs attention": the lower, the sooner a person should look.
 fn attention(store: &Store, agent: AgentId) -> u8 {
     match &store.agents[agent].health {
-        Health::Unreachable { .. } | Health::Reconnecting { .. } => 0,
+        h if h.is_down() => 0,
         Health::Unauthorized { .. } => 1,
         _ if store.counts(agent).interrupted > 0 => 2,
         _ => 3,
